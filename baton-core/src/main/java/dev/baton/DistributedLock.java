@@ -1,0 +1,62 @@
+package dev.baton;
+
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.locks.Lock;
+
+/**
+ * A named lock shared by every process that uses the same backend and name. Re-entrant per thread, like
+ * {@link java.util.concurrent.locks.ReentrantLock}: a second acquisition by the holding thread returns at
+ * once with the same fencing token and a higher hold count, and the lock is released when the last hold is
+ * closed. Not fair across processes: waiters retry when woken (by a server notification where the backend
+ * has one, else at the holder's expiry or a bounded backoff poll).
+ *
+ * <p>Handles are cheap and thread safe; any thread may use the same handle.
+ */
+public interface DistributedLock {
+
+    /** The lock name. */
+    String name();
+
+    /**
+     * Tries once to acquire the lock, without waiting.
+     *
+     * @return the lease, or empty if another holder has the lock (not an exception)
+     * @throws LockLostException    if the calling thread holds this lock already and that lease was lost
+     * @throws LockBackendException if the backend could not be reached
+     * @throws LockException        if the client is closed
+     */
+    Optional<Lease> tryAcquire();
+
+    /**
+     * Acquires the lock, waiting at most {@code maxWait}. {@code Duration.ZERO} tries once.
+     *
+     * @throws IllegalArgumentException   if {@code maxWait} is null or negative
+     * @throws LockTimeoutException       if the lock was not acquired in time
+     * @throws LockInterruptedException   if the thread was interrupted while waiting (its flag is set again)
+     * @throws LockLostException          if the calling thread holds this lock already and that lease was lost
+     * @throws LockBackendException       if the backend could not be reached
+     * @throws LockException              if the client is closed
+     */
+    Lease acquire(Duration maxWait);
+
+    /**
+     * Acquires the lock, waiting as long as it takes.
+     *
+     * @throws LockInterruptedException if the thread was interrupted while waiting (its flag is set again)
+     * @throws LockLostException        if the calling thread holds this lock already and that lease was lost
+     * @throws LockBackendException     if the backend could not be reached
+     * @throws LockException            if the client is closed
+     */
+    Lease acquire();
+
+    /** Whether the calling thread holds this lock (valid or not yet closed after being lost). */
+    boolean isHeldByCurrentThread();
+
+    /**
+     * A {@link Lock} view for code written against {@code java.util.concurrent}. {@code unlock()} must be
+     * called by the thread that locked, else it throws {@link IllegalMonitorStateException}; conditions are
+     * not supported.
+     */
+    Lock asLock();
+}

@@ -1,0 +1,70 @@
+package dev.baton;
+
+import java.time.Instant;
+import java.util.function.Consumer;
+
+/**
+ * Proof of holding a lock: one hold, returned by {@link DistributedLock#acquire}. Closing it gives the hold
+ * back; the lock is released on the server when the last hold of the thread is closed.
+ *
+ * <p>While held, the lease is renewed automatically in the background. It is <em>valid</em> while it has
+ * not been released and its conservative local deadline has not passed: that deadline is the local
+ * monotonic time at which the last successful grant or renewal was <em>sent</em>, plus the lease time the
+ * server applied, so the local view always ends no later than the server's. A lease whose renewal keeps
+ * failing until that deadline, or which the server shows another holder took over, is <em>lost</em>: it
+ * reports invalid and its {@link #onLost} listeners run, once.
+ *
+ * <p>A lease cannot stop a paused holder from waking up and acting after it was lost. Pass
+ * {@link #fencingToken()} to the protected resource and have it refuse tokens lower than the highest it
+ * has seen.
+ *
+ * <p>Thread safety: all methods may be called from any thread.
+ */
+public interface Lease extends AutoCloseable {
+
+    /** The lock name. */
+    String lockName();
+
+    /**
+     * The fencing token of this grant: strictly greater than the token of every earlier grant of the same
+     * lock, across holders, clients and restarts. Reentrant holds of one thread share the token.
+     */
+    long fencingToken();
+
+    /** The holder id stored on the server: the client id plus the holding thread. */
+    String holderId();
+
+    /** Local wall-clock time at which the lock was granted (for display only). */
+    Instant acquiredAt();
+
+    /** How many holds the owning thread has on this lock now (1 for a first acquisition). */
+    int holdCount();
+
+    /** Whether the lease is still held and within its conservative deadline. Never blocks. */
+    boolean isValid();
+
+    /**
+     * Returns normally if the lease is valid.
+     *
+     * @throws LockLostException if the lease was lost or released, with the reason
+     */
+    void checkValid();
+
+    /**
+     * Registers a listener run once when the lease is lost (never when it is released normally). If the
+     * lease is already lost, the listener runs at once on the calling thread. Listeners otherwise run on a
+     * Baton background thread and must return quickly; an exception from a listener is logged and ignored.
+     *
+     * @throws IllegalArgumentException if the listener is null
+     */
+    void onLost(Consumer<LockLostException> listener);
+
+    /**
+     * Gives this hold back. Closing a lease twice has no further effect.
+     *
+     * @throws LockBackendException if the release could not reach the backend; the lease then ends on
+     *                              the server when its lease time runs out, since it is no longer renewed
+     */
+    @Override
+    void close();
+}

@@ -1,0 +1,68 @@
+package dev.baton.internal;
+
+import dev.baton.DistributedLock;
+import dev.baton.Lease;
+
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.locks.Lock;
+
+/** A lock handle: a name bound to a client. Holds no state of its own. */
+final class CoreLock implements DistributedLock {
+    private final CoreLockClient client;
+    private final String name;
+
+    CoreLock(CoreLockClient client, String name) {
+        this.client = client;
+        this.name = name;
+    }
+
+    @Override
+    public String name() {
+        return name;
+    }
+
+    @Override
+    public Optional<Lease> tryAcquire() {
+        return client.tryAcquire(name);
+    }
+
+    @Override
+    public Lease acquire(Duration maxWait) {
+        return client.acquire(name, waitNanos(maxWait), true, true);
+    }
+
+    @Override
+    public Lease acquire() {
+        return client.acquire(name, -1, true, true);
+    }
+
+    @Override
+    public boolean isHeldByCurrentThread() {
+        return client.isHeldByCurrentThread(name);
+    }
+
+    @Override
+    public Lock asLock() {
+        return new LockView(client, name);
+    }
+
+    static long waitNanos(Duration maxWait) {
+        if (maxWait == null) {
+            throw new IllegalArgumentException("maxWait must not be null");
+        }
+        if (maxWait.isNegative()) {
+            throw new IllegalArgumentException("maxWait must not be negative, was " + maxWait);
+        }
+        try {
+            return maxWait.toNanos();
+        } catch (ArithmeticException e) {
+            return Long.MAX_VALUE;
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "DistributedLock[" + name + " on " + client.backend() + "]";
+    }
+}

@@ -1,0 +1,142 @@
+package dev.baton.internal;
+
+import dev.baton.LockLostException;
+import dev.baton.spi.LeaseKey;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Consumer;
+
+/**
+ * One grant held by one thread, shared by all of that thread's reentrant holds. State moves only forward:
+ * HELD → RELEASED, or HELD → LOST → RELEASED; listeners run on the single move to LOST.
+ *
+ * <p>The deadline is written only by the renewer thread and read by anyone, hence volatile; state changes
+ * and listener registration happen under the monitor so a listener added concurrently with the loss runs
+ * exactly once.
+ */
+final class Hold {
+    private static final Logger log = LoggerFactory.getLogger(Hold.class);
+
+    enum State { HELD, LOST, RELEASED }
+
+    final LeaseKey key;
+    final long threadId;
+    final Instant acquiredAt;
+    private final String backend;
+    private volatile long deadlineNanos;
+    private int holdCount = 1;
+    private State state = State.HELD;
+    private LockLostException lostReason;
+    private final List<Consumer<LockLostException>> listeners = new ArrayList<>();
+
+    Hold(LeaseKey key, long threadId, long deadlineNanos, String backend) {
+        this.key = key;
+        this.threadId = threadId;
+        this.deadlineNanos = deadlineNanos;
+        this.acquiredAt = Instant.now();
+        this.backend = backend;
+    }
+
+    long deadlineNanos() {
+        return deadlineNanos;
+    }
+
+    void extendDeadline(long newDeadline) {
+        if (newDeadline > deadlineNanos) {
+            deadlineNanos = newDeadline;
+        }
+    }
+
+    synchronized State state() {
+        return state;
+    }
+
+    synchronized int holdCount() {
+        return holdCount;
+    }
+
+    synchronized void addHold() {
+        holdCount++;
+    }
+
+    /** Drops one hold; returns true if it was the last one, after which the hold is RELEASED. */
+    synchronized boolean dropHold() {
+        holdCount--;
+        if (holdCount > 0) {
+            return false;
+        }
+        state = State.RELEASED;
+        return true;
+    }
+
+    boolean isValid(long nowNanos) {
+        synchronized (this) {
+            if (state != State.HELD) {
+                return false;
+            }
+        }
+        return nowNanos - deadlineNanos < 0;
+    }
+
+    /** The reason the lease is not valid, or null if it is. */
+    synchronized LockLostException invalidReason(long nowNanos) {
+        if (state == State.LOST) {
+            return lostReason;
+        }
+        if (state == State.RELEASED) {
+            return new LockLostException(key.name(), key.token(), "lease on '" + key.name() + "' (token "
+                    + key.token() + ") was released");
+        }
+        if (nowNanos - deadlineNanos >= 0) {
+            return new LockLostException(key.name(), key.token(), "lease on '" + key.name() + "' (token "
+                    + key.token() + ") passed its deadline without a successful renewal on " + backend);
+        }
+        return null;
+    }
+
+    /** Moves HELD → LOST once and runs listeners; returns whether this call made the move. */
+    boolean markLost(String reason, Throwable cause) {
+        List<Consumer<LockLostException>> toRun;
+        LockLostException ex;
+        synchronized (this) {
+            if (state != State.HELD) {
+                return false;
+            }
+            state = State.LOST;
+            ex = new LockLostException(key.name(), key.token(), "lease on '" + key.name() + "' (token "
+                    + key.token() + ", holder " + key.owner() + ") lost: " + reason + " [" + backend + "]", cause);
+            lostReason = ex;
+            toRun = new ArrayList<>(listeners);
+            listeners.clear();
+        }
+        log.warn(ex.getMessage());
+        toRun.forEach(l -> runListener(l, ex));
+        return true;
+    }
+
+    void onLost(Consumer<LockLostException> listener) {
+        LockLostException ex;
+        synchronized (this) {
+            if (state != State.LOST) {
+                if (state == State.HELD) {
+                    listeners.add(listener);
+                }
+                return;
+            }
+            ex = lostReason;
+        }
+        runListener(listener, ex);
+    }
+
+    private void runListener(Consumer<LockLostException> l, LockLostException ex) {
+        try {
+            l.accept(ex);
+        } catch (RuntimeException | Error e) {
+            log.error("onLost listener for '{}' threw; ignored", key.name(), e);
+        }
+    }
+}

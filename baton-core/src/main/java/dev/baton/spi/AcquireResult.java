@@ -1,0 +1,22 @@
+package dev.baton.spi;
+
+import java.time.Duration;
+
+/** The outcome of one acquisition attempt, as the backend reports it. */
+public sealed interface AcquireResult {
+
+    /** The lock was granted with this fencing token. */
+    record Granted(long token) implements AcquireResult {
+    }
+
+    /**
+     * Another holder has the lock.
+     *
+     * @param holder    the holder's id, or {@code null} if the backend did not learn it on this attempt
+     * @param token     the holder's fencing token, or {@code -1} if unknown
+     * @param remaining how long the holder's lease has left by the server's clock, or {@code null} if unknown
+     *                  or if the hold has no expiry
+     */
+    record Busy(String holder, long token, Duration remaining) implements AcquireResult {
+    }
+}

@@ -1,0 +1,64 @@
+package dev.baton.spi;
+
+import dev.baton.LockInfo;
+
+import java.time.Duration;
+import java.util.Collection;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * What a backend implements: primitive operations against its server, nothing more. Reentrancy, waiting,
+ * renewal scheduling, deadlines, lost-lease detection and listeners are written once in the core, on top
+ * of these operations.
+ *
+ * <p>Every method may be called from several threads at once. A failure to reach the server is reported as
+ * {@link dev.baton.LockBackendException} with the driver's exception as cause; a lock that is simply taken
+ * is a {@link AcquireResult.Busy}, not an exception.
+ */
+public interface LockBackend extends AutoCloseable {
+
+    /** A human description naming the strategy and the server, used in every message. */
+    String description();
+
+    /**
+     * Whether {@link #start} wires server-side release notifications to the listener. When false, waiters
+     * in other processes learn of a release only at the holder's expiry or at a backoff poll.
+     */
+    boolean notifiesReleases();
+
+    /**
+     * Called once by the core before any other operation. A notifying backend delivers releases heard from
+     * its server to the listener from then on.
+     */
+    void start(ReleaseListener listener);
+
+    /**
+     * One attempt to take the lock for {@code owner} with a lease of {@code leaseTime}, measured by the
+     * server's clock. Must be a single atomic decision on the server.
+     */
+    AcquireResult tryAcquire(String name, String owner, Duration leaseTime);
+
+    /**
+     * Releases the grant if, and only if, name, owner and token all still match on the server.
+     *
+     * @return whether a grant was released
+     */
+    boolean release(LeaseKey lease);
+
+    /**
+     * Extends every given grant that still matches on the server, and has not expired there, to
+     * {@code leaseTime} from the server's now. Implementations renew all of them in one statement, script
+     * or pipeline where the server allows, so renewal cost does not grow with the number of held locks.
+     *
+     * @return the grants that were renewed; any other given grant is no longer held
+     */
+    Set<LeaseKey> renew(Collection<LeaseKey> leases, Duration leaseTime);
+
+    /** Locks the server knows about, held or recently held. */
+    List<LockInfo> inspect();
+
+    /** Releases the backend's own resources (listener connections, threads). Does not release leases. */
+    @Override
+    void close();
+}

@@ -1,0 +1,77 @@
+package dev.baton.jdbc;
+
+import dev.baton.LockException;
+
+import java.sql.Connection;
+import java.sql.DatabaseMetaData;
+import java.sql.SQLException;
+import java.util.Locale;
+
+/** The SQL dialects the lease strategy speaks. Detected from the connection; an unknown database is an error. */
+public enum Dialect {
+    /** PostgreSQL 9.5+: one-statement upsert with {@code RETURNING}, a sequence, {@code LISTEN/NOTIFY}. */
+    POSTGRESQL("postgresql"),
+    /** MariaDB 10.5+: {@code INSERT … ON DUPLICATE KEY UPDATE … RETURNING} and a sequence, one statement. */
+    MARIADB("mariadb"),
+    /** MySQL 8: {@code INSERT … ON DUPLICATE KEY UPDATE} and a counter row, in one transaction. */
+    MYSQL("mysql"),
+    /** SQLite 3.24+: upsert and a counter row, in one transaction. */
+    SQLITE("sqlite");
+
+    private final String id;
+
+    Dialect(String id) {
+        this.id = id;
+    }
+
+    /** The short name used in messages and in the DDL resource name. */
+    public String id() {
+        return id;
+    }
+
+    /** The shipped DDL for this dialect, for Flyway/Liquibase: a classpath resource. */
+    public String schemaResource() {
+        return "/dev/baton/jdbc/schema/" + id + ".sql";
+    }
+
+    /**
+     * Detects the dialect of the database behind a connection.
+     *
+     * @throws LockException if the database is not one Baton supports, or too old
+     */
+    public static Dialect detect(Connection connection) throws SQLException {
+        DatabaseMetaData md = connection.getMetaData();
+        String product = md.getDatabaseProductName();
+        String version = md.getDatabaseProductVersion();
+        String p = product == null ? "" : product.toLowerCase(Locale.ROOT);
+        String v = version == null ? "" : version.toLowerCase(Locale.ROOT);
+        if (p.contains("postgresql")) {
+            return POSTGRESQL;
+        }
+        if (p.contains("mariadb") || (p.contains("mysql") && v.contains("mariadb"))) {
+            int major = md.getDatabaseMajorVersion();
+            int minor = md.getDatabaseMinorVersion();
+            if (major < 10 || (major == 10 && minor < 5)) {
+                throw new LockException("MariaDB " + version + " is too old for Baton's MARIADB dialect (needs "
+                        + "10.5+ for INSERT … RETURNING); choose .dialect(Dialect.MYSQL) explicitly");
+            }
+            return MARIADB;
+        }
+        if (p.contains("mysql")) {
+            if (md.getDatabaseMajorVersion() < 8) {
+                throw new LockException("MySQL " + version + " is not supported; Baton needs MySQL 8 or later");
+            }
+            return MYSQL;
+        }
+        if (p.contains("sqlite")) {
+            int major = md.getDatabaseMajorVersion();
+            int minor = md.getDatabaseMinorVersion();
+            if (major < 3 || (major == 3 && minor < 24)) {
+                throw new LockException("SQLite " + version + " is too old; Baton needs 3.24+ (upsert)");
+            }
+            return SQLITE;
+        }
+        throw new LockException("unsupported database '" + product + "' (version " + version + "): Baton's "
+                + "JDBC lease strategy supports PostgreSQL, MariaDB, MySQL and SQLite");
+    }
+}

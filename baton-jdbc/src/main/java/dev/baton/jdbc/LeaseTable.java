@@ -1,0 +1,107 @@
+package dev.baton.jdbc;
+
+import dev.baton.LockException;
+import dev.baton.LockInfo;
+import dev.baton.spi.AcquireResult;
+import dev.baton.spi.LeaseKey;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * The lease-table SQL of one dialect. Every statement is parameterised; the table name is spliced in only
+ * after {@link JdbcLocks.Builder#tableName} validated it as a plain lower-case identifier.
+ *
+ * <p>Invariant kept by every dialect: a row is held iff {@code owner IS NOT NULL AND expires_at > now}, and
+ * a free row (released) has {@code expires_at <= now}, so "may be taken" is simply {@code expires_at <= now}
+ * by the database clock.
+ */
+abstract class LeaseTable {
+    /** Keys per renewal statement; larger batches are split. */
+    static final int RENEW_BATCH = 200;
+
+    final String table;
+
+    LeaseTable(String table) {
+        this.table = table;
+    }
+
+    abstract Dialect dialect();
+
+    abstract AcquireResult tryAcquire(Connection c, String name, String owner, long leaseMillis) throws SQLException;
+
+    abstract boolean release(Connection c, LeaseKey key) throws SQLException;
+
+    /** Renews up to {@link #RENEW_BATCH} keys; returns the renewed ones. */
+    abstract Set<LeaseKey> renew(Connection c, List<LeaseKey> keys, long leaseMillis) throws SQLException;
+
+    abstract List<LockInfo> inspect(Connection c) throws SQLException;
+
+    abstract int purge(Connection c, long olderThanMillis) throws SQLException;
+
+    /** Names of the objects (tables, sequences) the strategy needs, to check they exist. */
+    abstract List<String> requiredObjects();
+
+    /** A statement that fails if the named object is missing. */
+    abstract String probe(String object);
+
+    /** Runs the shipped DDL with the configured table name; idempotent. */
+    void createIfMissing(Connection c) throws SQLException {
+        boolean ac = c.getAutoCommit();
+        c.setAutoCommit(true);
+        try (Statement st = c.createStatement()) {
+            for (String sql : ddl()) {
+                st.execute(sql);
+            }
+        } finally {
+            c.setAutoCommit(ac);
+        }
+    }
+
+    /** The shipped DDL statements, with {@code baton_locks} replaced by the configured table name. */
+    List<String> ddl() {
+        String text;
+        try (InputStream in = LeaseTable.class.getResourceAsStream(dialect().schemaResource())) {
+            if (in == null) {
+                throw new LockException("DDL resource " + dialect().schemaResource() + " is missing from the jar");
+            }
+            text = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new LockException("cannot read " + dialect().schemaResource(), e);
+        }
+        List<String> statements = new ArrayList<>();
+        StringBuilder current = new StringBuilder();
+        for (String line : text.split("\n")) {
+            String trimmed = line.strip();
+            if (trimmed.startsWith("--") || trimmed.isEmpty()) {
+                continue;
+            }
+            current.append(line).append('\n');
+            if (trimmed.endsWith(";")) {
+                String sql = current.toString().strip();
+                statements.add(sql.substring(0, sql.length() - 1).replace("baton_locks", table));
+                current.setLength(0);
+            }
+        }
+        return statements;
+    }
+
+    /** {@code (name = ? AND owner = ? AND token = ?) OR …} for n keys. */
+    static String keyPredicate(int n) {
+        StringBuilder sb = new StringBuilder("(");
+        for (int i = 0; i < n; i++) {
+            if (i > 0) {
+                sb.append(" OR ");
+            }
+            sb.append("(name = ? AND owner = ? AND token = ?)");
+        }
+        return sb.append(')').toString();
+    }
+}

@@ -1,0 +1,211 @@
+package dev.baton.jdbc;
+
+import dev.baton.LockInfo;
+import dev.baton.spi.AcquireResult;
+import dev.baton.spi.LeaseKey;
+
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.time.LocalDateTime;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * MariaDB and MySQL 8. Times are {@code UTC_TIMESTAMP(6)}, immune to session time zones. The conditional
+ * assignments of {@code ON DUPLICATE KEY UPDATE} all test {@code expires_at <= UTC_TIMESTAMP(6)} and
+ * {@code expires_at} is assigned last, because MySQL evaluates the assignments left to right and each sees
+ * the columns already assigned.
+ *
+ * <p>MariaDB: one statement, a fresh token from {@code NEXTVAL} drawn under the row lock, and
+ * {@code RETURNING} gives the row to winner and loser. MySQL: no sequences and no {@code RETURNING}, so one
+ * transaction: bump a counter row ({@code LAST_INSERT_ID(value + 1)}, holding the counter's row lock to
+ * commit), upsert with that token, read the row back.
+ */
+final class MySqlFamilyLeaseTable extends LeaseTable {
+    private static final String NOW = "UTC_TIMESTAMP(6)";
+    private final boolean mariadb;
+    private final String tokenSource;
+    private final String acquireSql;
+
+    MySqlFamilyLeaseTable(String table, boolean mariadb) {
+        super(table);
+        this.mariadb = mariadb;
+        this.tokenSource = mariadb ? table + "_token_seq" : table + "_token";
+        String take = "expires_at <= " + NOW;
+        String newToken = mariadb ? "NEXTVAL(" + tokenSource + ")" : "LAST_INSERT_ID()";
+        String upsert = "INSERT INTO " + table + " (name, owner, token, acquired_at, expires_at)"
+                + " VALUES (?, ?, " + newToken + ", " + NOW + ", " + NOW + " + INTERVAL ? MICROSECOND)"
+                + " ON DUPLICATE KEY UPDATE"
+                + " owner = IF(" + take + ", VALUES(owner), owner),"
+                + " token = IF(" + take + ", " + newToken + ", token),"
+                + " acquired_at = IF(" + take + ", VALUES(acquired_at), acquired_at),"
+                + " expires_at = IF(" + take + ", VALUES(expires_at), expires_at)";
+        this.acquireSql = mariadb
+                ? upsert + " RETURNING owner, token, TIMESTAMPDIFF(MICROSECOND, " + NOW + ", expires_at),"
+                  + " acquired_at = " + NOW
+                : upsert;
+    }
+
+    @Override
+    Dialect dialect() {
+        return mariadb ? Dialect.MARIADB : Dialect.MYSQL;
+    }
+
+    @Override
+    AcquireResult tryAcquire(Connection c, String name, String owner, long leaseMillis) throws SQLException {
+        return mariadb ? acquireMariaDb(c, name, owner, leaseMillis) : acquireMySql(c, name, owner, leaseMillis);
+    }
+
+    private AcquireResult acquireMariaDb(Connection c, String name, String owner, long leaseMillis)
+            throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(acquireSql)) {
+            ps.setString(1, name);
+            ps.setString(2, owner);
+            ps.setLong(3, leaseMillis * 1000);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                String rowOwner = rs.getString(1);
+                long token = rs.getLong(2);
+                // granted iff this statement wrote the row: our owner and acquired_at = this statement's now
+                if (owner.equals(rowOwner) && rs.getBoolean(4)) {
+                    return new AcquireResult.Granted(token);
+                }
+                return busy(rowOwner, token, rs.getLong(3));
+            }
+        }
+    }
+
+    private AcquireResult acquireMySql(Connection c, String name, String owner, long leaseMillis)
+            throws SQLException {
+        boolean ac = c.getAutoCommit();
+        c.setAutoCommit(false);
+        try {
+            try (Statement st = c.createStatement()) {
+                st.executeUpdate("UPDATE " + tokenSource + " SET value = LAST_INSERT_ID(value + 1) WHERE id = 1");
+            }
+            try (PreparedStatement ps = c.prepareStatement(acquireSql)) {
+                ps.setString(1, name);
+                ps.setString(2, owner);
+                ps.setLong(3, leaseMillis * 1000);
+                ps.executeUpdate();
+            }
+            AcquireResult result;
+            try (PreparedStatement ps = c.prepareStatement("SELECT owner, token,"
+                    + " TIMESTAMPDIFF(MICROSECOND, " + NOW + ", expires_at), token = LAST_INSERT_ID()"
+                    + " FROM " + table + " WHERE name = ?")) {
+                ps.setString(1, name);
+                try (ResultSet rs = ps.executeQuery()) {
+                    rs.next();
+                    result = rs.getBoolean(4) ? new AcquireResult.Granted(rs.getLong(2))
+                            : busy(rs.getString(1), rs.getLong(2), rs.getLong(3));
+                }
+            }
+            c.commit();
+            return result;
+        } catch (SQLException | RuntimeException e) {
+            c.rollback();
+            throw e;
+        } finally {
+            c.setAutoCommit(ac);
+        }
+    }
+
+    private static AcquireResult busy(String holder, long token, long remainingMicros) {
+        return new AcquireResult.Busy(holder, token, Duration.ofNanos(Math.max(0, remainingMicros) * 1000));
+    }
+
+    @Override
+    boolean release(Connection c, LeaseKey key) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("UPDATE " + table + " SET owner = NULL,"
+                + " expires_at = LEAST(expires_at, " + NOW + ") WHERE name = ? AND owner = ? AND token = ?")) {
+            ps.setString(1, key.name());
+            ps.setString(2, key.owner());
+            ps.setLong(3, key.token());
+            return ps.executeUpdate() > 0;
+        }
+    }
+
+    @Override
+    Set<LeaseKey> renew(Connection c, List<LeaseKey> keys, long leaseMillis) throws SQLException {
+        String predicate = keyPredicate(keys.size());
+        int updated;
+        try (PreparedStatement ps = c.prepareStatement("UPDATE " + table + " SET expires_at = " + NOW
+                + " + INTERVAL ? MICROSECOND WHERE expires_at > " + NOW + " AND " + predicate)) {
+            ps.setLong(1, leaseMillis * 1000);
+            bindKeys(ps, 2, keys);
+            updated = ps.executeUpdate();
+        }
+        if (updated == keys.size()) {
+            return new HashSet<>(keys);
+        }
+        // some were not ours any more: the renewed ones are exactly those still matching and unexpired
+        Set<LeaseKey> renewed = new HashSet<>();
+        try (PreparedStatement ps = c.prepareStatement("SELECT name, owner, token FROM " + table
+                + " WHERE expires_at > " + NOW + " AND " + predicate)) {
+            bindKeys(ps, 1, keys);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    renewed.add(new LeaseKey(name(rs, 1), rs.getString(2), rs.getLong(3)));
+                }
+            }
+        }
+        return renewed;
+    }
+
+    private static void bindKeys(PreparedStatement ps, int first, List<LeaseKey> keys) throws SQLException {
+        int i = first;
+        for (LeaseKey k : keys) {
+            ps.setString(i++, k.name());
+            ps.setString(i++, k.owner());
+            ps.setLong(i++, k.token());
+        }
+    }
+
+    /** Names are stored as UTF-8 bytes (VARBINARY) so that comparison is exact. */
+    private static String name(ResultSet rs, int column) throws SQLException {
+        return new String(rs.getBytes(column), StandardCharsets.UTF_8);
+    }
+
+    @Override
+    List<LockInfo> inspect(Connection c) throws SQLException {
+        List<LockInfo> out = new ArrayList<>();
+        try (PreparedStatement ps = c.prepareStatement("SELECT name, owner, token, acquired_at, expires_at,"
+                + " owner IS NOT NULL AND expires_at > " + NOW + " FROM " + table + " ORDER BY name");
+             ResultSet rs = ps.executeQuery()) {
+            while (rs.next()) {
+                boolean held = rs.getBoolean(6);
+                out.add(new LockInfo(name(rs, 1), held ? rs.getString(2) : null, rs.getLong(3),
+                        rs.getObject(4, LocalDateTime.class).toInstant(ZoneOffset.UTC),
+                        rs.getObject(5, LocalDateTime.class).toInstant(ZoneOffset.UTC), held));
+            }
+        }
+        return out;
+    }
+
+    @Override
+    int purge(Connection c, long olderThanMillis) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("DELETE FROM " + table
+                + " WHERE expires_at < " + NOW + " - INTERVAL ? MICROSECOND")) {
+            ps.setLong(1, olderThanMillis * 1000);
+            return ps.executeUpdate();
+        }
+    }
+
+    @Override
+    List<String> requiredObjects() {
+        return List.of(table, tokenSource);
+    }
+
+    @Override
+    String probe(String object) {
+        return "SELECT 1 FROM " + object + " WHERE 1 = 0";
+    }
+}

@@ -1,0 +1,125 @@
+package dev.baton.jdbc;
+
+import dev.baton.LockBackendException;
+import dev.baton.spi.ReleaseListener;
+import org.postgresql.PGConnection;
+import org.postgresql.PGNotification;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import javax.sql.DataSource;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * One {@code LISTEN} connection per client, on its own daemon thread. Each release notification wakes the
+ * waiters for that name. If the connection drops, the thread reconnects with capped exponential backoff
+ * and tells the core to resynchronise (notifications sent meanwhile are lost, so every waiter retries);
+ * until then waiters fall back to their bounded backoff poll.
+ */
+final class PgReleaseListener implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(PgReleaseListener.class);
+    private static final int POLL_MILLIS = 250;
+
+    private final DataSource dataSource;
+    private final String channel;
+    private final ReleaseListener listener;
+    private final String description;
+    private final Thread thread;
+    private final CountDownLatch firstListen = new CountDownLatch(1);
+    private volatile boolean closed;
+    private volatile SQLException firstFailure;
+
+    PgReleaseListener(DataSource dataSource, String channel, ReleaseListener listener, String description) {
+        this.dataSource = dataSource;
+        this.channel = channel;
+        this.listener = listener;
+        this.description = description;
+        this.thread = new Thread(this::loop, "baton-pg-listener");
+        this.thread.setDaemon(true);
+    }
+
+    /** Starts listening; returns once the first {@code LISTEN} is in place, or throws if it cannot be. */
+    void start() {
+        thread.start();
+        try {
+            if (!firstListen.await(30, TimeUnit.SECONDS)) {
+                close();
+                throw new LockBackendException(description, "LISTEN " + channel + " did not start within 30 s", null);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            close();
+            throw new LockBackendException(description, "interrupted while starting LISTEN " + channel, e);
+        }
+        if (firstFailure != null) {
+            close();
+            throw new LockBackendException(description, "LISTEN " + channel + " failed: " + firstFailure.getMessage(),
+                    firstFailure);
+        }
+    }
+
+    private void loop() {
+        long backoff = 100;
+        boolean first = true;
+        while (!closed) {
+            try (Connection c = dataSource.getConnection()) {
+                c.setAutoCommit(true);
+                try (Statement st = c.createStatement()) {
+                    st.execute("LISTEN " + channel);
+                }
+                PGConnection pg = c.unwrap(PGConnection.class);
+                if (first) {
+                    first = false;
+                    firstListen.countDown();
+                } else {
+                    log.info("{}: LISTEN {} re-established", description, channel);
+                    listener.resynchronize();
+                }
+                backoff = 100;
+                while (!closed) {
+                    PGNotification[] notes = pg.getNotifications(POLL_MILLIS);
+                    if (notes != null) {
+                        for (PGNotification n : notes) {
+                            listener.released(n.getParameter());
+                        }
+                    }
+                    if (c.isClosed()) {
+                        throw new SQLException("listener connection closed");
+                    }
+                }
+            } catch (SQLException | RuntimeException e) {
+                if (closed) {
+                    return;
+                }
+                if (first) {
+                    firstFailure = e instanceof SQLException se ? se : new SQLException(e);
+                    firstListen.countDown();
+                    return;
+                }
+                log.warn("{}: LISTEN connection lost ({}); reconnecting in {} ms", description, e.getMessage(), backoff);
+                listener.resynchronize();
+                try {
+                    Thread.sleep(backoff);
+                } catch (InterruptedException ie) {
+                    return;
+                }
+                backoff = Math.min(backoff * 2, 5000);
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        thread.interrupt();
+        try {
+            thread.join(2000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

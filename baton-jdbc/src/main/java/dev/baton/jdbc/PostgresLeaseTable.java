@@ -1,0 +1,189 @@
+package dev.baton.jdbc;
+
+import dev.baton.LockInfo;
+import dev.baton.spi.AcquireResult;
+import dev.baton.spi.LeaseKey;
+
+import java.sql.Array;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.time.OffsetDateTime;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * PostgreSQL: acquisition is one statement. The upsert takes a free or expired row (drawing a fresh token
+ * from the sequence <em>after</em> the row lock is held, so a grant's token is greater than that of every
+ * grant committed before it); when it takes nothing, the same statement returns the holder's row.
+ * Release notifies {@code LISTEN}ers on the table's channel, in the same statement.
+ */
+final class PostgresLeaseTable extends LeaseTable {
+    private final String sequence;
+    private final String channel;
+    private final String acquireSql;
+    private final String releaseSql;
+    private final String renewSql;
+
+    PostgresLeaseTable(String table) {
+        super(table);
+        this.sequence = table + "_token_seq";
+        this.channel = table + "_released";
+        this.acquireSql = "WITH granted AS ("
+                + " INSERT INTO " + table + " AS t (name, owner, token, acquired_at, expires_at)"
+                + " VALUES (?, ?, nextval('" + sequence + "'), now(), now() + make_interval(secs => ?))"
+                + " ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, token = nextval('" + sequence + "'),"
+                + "  acquired_at = now(), expires_at = excluded.expires_at"
+                + " WHERE t.expires_at <= now()"
+                + " RETURNING t.token)"
+                + " SELECT true, NULL::text, token, 0::bigint FROM granted"
+                + " UNION ALL"
+                + " SELECT false, owner, token, ceil(extract(epoch FROM (expires_at - now())) * 1000)::bigint"
+                + "  FROM " + table + " WHERE name = ? AND NOT EXISTS (SELECT 1 FROM granted)";
+        this.releaseSql = "WITH released AS ("
+                + " UPDATE " + table + " SET owner = NULL, expires_at = LEAST(expires_at, now())"
+                + " WHERE name = ? AND owner = ? AND token = ? RETURNING name)"
+                + " SELECT pg_notify(?, name) FROM released";
+        this.renewSql = "UPDATE " + table + " AS t SET expires_at = now() + make_interval(secs => ?)"
+                + " FROM unnest(?::text[], ?::text[], ?::bigint[]) AS r(name, owner, token)"
+                + " WHERE t.name = r.name AND t.owner = r.owner AND t.token = r.token AND t.expires_at > now()"
+                + " RETURNING t.name, t.owner, t.token";
+    }
+
+    String channel() {
+        return channel;
+    }
+
+    @Override
+    Dialect dialect() {
+        return Dialect.POSTGRESQL;
+    }
+
+    @Override
+    AcquireResult tryAcquire(Connection c, String name, String owner, long leaseMillis) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(acquireSql)) {
+            ps.setString(1, name);
+            ps.setString(2, owner);
+            ps.setDouble(3, leaseMillis / 1000.0);
+            ps.setString(4, name);
+            try (ResultSet rs = ps.executeQuery()) {
+                if (!rs.next()) {
+                    // the row appeared after this statement's snapshot and is held: holder unknown this time
+                    return new AcquireResult.Busy(null, -1, null);
+                }
+                if (rs.getBoolean(1)) {
+                    return new AcquireResult.Granted(rs.getLong(3));
+                }
+                String holder = rs.getString(2);
+                long remaining = Math.max(0, rs.getLong(4));
+                return new AcquireResult.Busy(holder, rs.getLong(3), Duration.ofMillis(remaining));
+            }
+        }
+    }
+
+    @Override
+    boolean release(Connection c, LeaseKey key) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(releaseSql)) {
+            ps.setString(1, key.name());
+            ps.setString(2, key.owner());
+            ps.setLong(3, key.token());
+            ps.setString(4, channel);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next();
+            }
+        }
+    }
+
+    @Override
+    Set<LeaseKey> renew(Connection c, List<LeaseKey> keys, long leaseMillis) throws SQLException {
+        String[] names = new String[keys.size()];
+        String[] owners = new String[keys.size()];
+        Long[] tokens = new Long[keys.size()];
+        for (int i = 0; i < keys.size(); i++) {
+            names[i] = keys.get(i).name();
+            owners[i] = keys.get(i).owner();
+            tokens[i] = keys.get(i).token();
+        }
+        Array a1 = c.createArrayOf("text", names);
+        Array a2 = c.createArrayOf("text", owners);
+        Array a3 = c.createArrayOf("bigint", tokens);
+        try (PreparedStatement ps = c.prepareStatement(renewSql)) {
+            ps.setDouble(1, leaseMillis / 1000.0);
+            ps.setArray(2, a1);
+            ps.setArray(3, a2);
+            ps.setArray(4, a3);
+            Set<LeaseKey> renewed = new HashSet<>();
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    renewed.add(new LeaseKey(rs.getString(1), rs.getString(2), rs.getLong(3)));
+                }
+            }
+            return renewed;
+        } finally {
+            a1.free();
+            a2.free();
+            a3.free();
+        }
+    }
+
+    @Override
+    List<LockInfo> inspect(Connection c) throws SQLException {
+        List<LockInfo> out = new ArrayList<>();
+        try (PreparedStatement ps = c.prepareStatement("SELECT name, owner, token, acquired_at, expires_at,"
+                + " owner IS NOT NULL AND expires_at > now() FROM " + table + " ORDER BY name");
+             ResultSet rs = ps.executeQuery()) {
+            while (rs.next()) {
+                boolean held = rs.getBoolean(6);
+                out.add(new LockInfo(rs.getString(1), held ? rs.getString(2) : null, rs.getLong(3),
+                        rs.getObject(4, OffsetDateTime.class).toInstant(),
+                        rs.getObject(5, OffsetDateTime.class).toInstant(), held));
+            }
+        }
+        return out;
+    }
+
+    @Override
+    int purge(Connection c, long olderThanMillis) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("DELETE FROM " + table
+                + " WHERE expires_at < now() - make_interval(secs => ?)")) {
+            ps.setDouble(1, olderThanMillis / 1000.0);
+            return ps.executeUpdate();
+        }
+    }
+
+    @Override
+    List<String> requiredObjects() {
+        return List.of(table, sequence);
+    }
+
+    @Override
+    String probe(String object) {
+        return object.equals(sequence) ? "SELECT last_value FROM " + sequence : "SELECT 1 FROM " + table + " WHERE 1 = 0";
+    }
+
+    @Override
+    void createIfMissing(Connection c) throws SQLException {
+        // concurrent CREATE … IF NOT EXISTS can still collide in PostgreSQL's catalog; serialise it
+        boolean ac = c.getAutoCommit();
+        c.setAutoCommit(false);
+        try (PreparedStatement lock = c.prepareStatement("SELECT pg_advisory_xact_lock(?)")) {
+            lock.setLong(1, 0x4261746f6e444446L); // "BatonDDF"
+            lock.execute();
+            try (var st = c.createStatement()) {
+                for (String sql : ddl()) {
+                    st.execute(sql);
+                }
+            }
+            c.commit();
+        } catch (SQLException | RuntimeException e) {
+            c.rollback();
+            throw e;
+        } finally {
+            c.setAutoCommit(ac);
+        }
+    }
+}

@@ -1,0 +1,193 @@
+package dev.baton.jdbc;
+
+import dev.baton.LockInfo;
+import dev.baton.spi.AcquireResult;
+import dev.baton.spi.LeaseKey;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * SQLite: times are milliseconds since the epoch by SQLite's own clock (the host's). An attempt first
+ * reads the row (readers do not block the writer in WAL mode); only if the row is free or expired does it
+ * open a write transaction, which SQLite serialises: bump the counter row, upsert with that token where
+ * the row may be taken, and read the row back if it could not.
+ */
+final class SqliteLeaseTable extends LeaseTable {
+    private static final String NOW = "CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)";
+    private final String counter;
+
+    SqliteLeaseTable(String table) {
+        super(table);
+        this.counter = table + "_token";
+    }
+
+    @Override
+    Dialect dialect() {
+        return Dialect.SQLITE;
+    }
+
+    @Override
+    AcquireResult tryAcquire(Connection c, String name, String owner, long leaseMillis) throws SQLException {
+        AcquireResult.Busy seen = readHolder(c, name);
+        if (seen != null) {
+            return seen;
+        }
+        boolean ac = c.getAutoCommit();
+        c.setAutoCommit(false);
+        try {
+            AcquireResult result;
+            try (PreparedStatement bump = c.prepareStatement("UPDATE " + counter + " SET value = value + 1 WHERE id = 1")) {
+                bump.executeUpdate();
+            }
+            long token;
+            try (PreparedStatement read = c.prepareStatement("SELECT value FROM " + counter + " WHERE id = 1");
+                 ResultSet rs = read.executeQuery()) {
+                rs.next();
+                token = rs.getLong(1);
+            }
+            int changed;
+            try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + table
+                    + " (name, owner, token, acquired_at, expires_at) VALUES (?, ?, ?, " + NOW + ", " + NOW + " + ?)"
+                    + " ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, token = excluded.token,"
+                    + " acquired_at = excluded.acquired_at, expires_at = excluded.expires_at"
+                    + " WHERE expires_at <= " + NOW)) {
+                ps.setString(1, name);
+                ps.setString(2, owner);
+                ps.setLong(3, token);
+                ps.setLong(4, leaseMillis);
+                changed = ps.executeUpdate();
+            }
+            if (changed > 0) {
+                result = new AcquireResult.Granted(token);
+            } else {
+                AcquireResult.Busy busy = readHolder(c, name);
+                result = busy != null ? busy : new AcquireResult.Busy(null, -1, null);
+            }
+            c.commit();
+            return result;
+        } catch (SQLException | RuntimeException e) {
+            c.rollback();
+            throw e;
+        } finally {
+            c.setAutoCommit(ac);
+        }
+    }
+
+    /** The holder if the row is held now, else null. */
+    private AcquireResult.Busy readHolder(Connection c, String name) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT owner, token, expires_at - " + NOW + " FROM " + table
+                + " WHERE name = ?")) {
+            ps.setString(1, name);
+            try (ResultSet rs = ps.executeQuery()) {
+                if (!rs.next()) {
+                    return null;
+                }
+                long remaining = rs.getLong(3);
+                String holder = rs.getString(1);
+                if (holder == null || remaining <= 0) {
+                    return null;
+                }
+                return new AcquireResult.Busy(holder, rs.getLong(2), Duration.ofMillis(remaining));
+            }
+        }
+    }
+
+    @Override
+    boolean release(Connection c, LeaseKey key) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("UPDATE " + table + " SET owner = NULL,"
+                + " expires_at = MIN(expires_at, " + NOW + ") WHERE name = ? AND owner = ? AND token = ?")) {
+            ps.setString(1, key.name());
+            ps.setString(2, key.owner());
+            ps.setLong(3, key.token());
+            return ps.executeUpdate() > 0;
+        }
+    }
+
+    @Override
+    Set<LeaseKey> renew(Connection c, List<LeaseKey> keys, long leaseMillis) throws SQLException {
+        String predicate = keyPredicate(keys.size());
+        boolean ac = c.getAutoCommit();
+        c.setAutoCommit(false);
+        try {
+            int updated;
+            try (PreparedStatement ps = c.prepareStatement("UPDATE " + table + " SET expires_at = " + NOW
+                    + " + ? WHERE expires_at > " + NOW + " AND " + predicate)) {
+                ps.setLong(1, leaseMillis);
+                bindKeys(ps, 2, keys);
+                updated = ps.executeUpdate();
+            }
+            Set<LeaseKey> renewed = new HashSet<>();
+            if (updated == keys.size()) {
+                renewed.addAll(keys);
+            } else {
+                try (PreparedStatement ps = c.prepareStatement("SELECT name, owner, token FROM " + table
+                        + " WHERE expires_at > " + NOW + " AND " + predicate)) {
+                    bindKeys(ps, 1, keys);
+                    try (ResultSet rs = ps.executeQuery()) {
+                        while (rs.next()) {
+                            renewed.add(new LeaseKey(rs.getString(1), rs.getString(2), rs.getLong(3)));
+                        }
+                    }
+                }
+            }
+            c.commit();
+            return renewed;
+        } catch (SQLException | RuntimeException e) {
+            c.rollback();
+            throw e;
+        } finally {
+            c.setAutoCommit(ac);
+        }
+    }
+
+    private static void bindKeys(PreparedStatement ps, int first, List<LeaseKey> keys) throws SQLException {
+        int i = first;
+        for (LeaseKey k : keys) {
+            ps.setString(i++, k.name());
+            ps.setString(i++, k.owner());
+            ps.setLong(i++, k.token());
+        }
+    }
+
+    @Override
+    List<LockInfo> inspect(Connection c) throws SQLException {
+        List<LockInfo> out = new ArrayList<>();
+        try (PreparedStatement ps = c.prepareStatement("SELECT name, owner, token, acquired_at, expires_at,"
+                + " owner IS NOT NULL AND expires_at > " + NOW + " FROM " + table + " ORDER BY name");
+             ResultSet rs = ps.executeQuery()) {
+            while (rs.next()) {
+                boolean held = rs.getBoolean(6);
+                out.add(new LockInfo(rs.getString(1), held ? rs.getString(2) : null, rs.getLong(3),
+                        Instant.ofEpochMilli(rs.getLong(4)), Instant.ofEpochMilli(rs.getLong(5)), held));
+            }
+        }
+        return out;
+    }
+
+    @Override
+    int purge(Connection c, long olderThanMillis) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("DELETE FROM " + table + " WHERE expires_at < " + NOW + " - ?")) {
+            ps.setLong(1, olderThanMillis);
+            return ps.executeUpdate();
+        }
+    }
+
+    @Override
+    List<String> requiredObjects() {
+        return List.of(table, counter);
+    }
+
+    @Override
+    String probe(String object) {
+        return "SELECT 1 FROM " + object + " WHERE 1 = 0";
+    }
+}

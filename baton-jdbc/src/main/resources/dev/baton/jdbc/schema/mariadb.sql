@@ -1,0 +1,12 @@
+-- Baton lease table for MariaDB (10.5+; tested on 10.11). Ready for Flyway/Liquibase as is.
+-- Names are stored as UTF-8 bytes so that comparison is exact (no case folding, no PAD SPACE).
+-- Times are UTC_TIMESTAMP(6) values, independent of any session's time zone.
+CREATE SEQUENCE IF NOT EXISTS baton_locks_token_seq;
+
+CREATE TABLE IF NOT EXISTS baton_locks (
+    name        VARBINARY(2048) NOT NULL PRIMARY KEY,
+    owner       VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL,
+    token       BIGINT          NOT NULL,
+    acquired_at DATETIME(6)     NOT NULL COMMENT 'UTC',
+    expires_at  DATETIME(6)     NOT NULL COMMENT 'UTC'
+) ENGINE = InnoDB;

@@ -1,0 +1,18 @@
+-- Baton lease table for MySQL 8 (no sequences: tokens come from a one-row counter updated in the
+-- acquiring transaction). Ready for Flyway/Liquibase as is.
+-- Names are stored as UTF-8 bytes so that comparison is exact (no case folding, no PAD SPACE).
+-- Times are UTC_TIMESTAMP(6) values, independent of any session's time zone.
+CREATE TABLE IF NOT EXISTS baton_locks_token (
+    id    TINYINT NOT NULL PRIMARY KEY,
+    value BIGINT  NOT NULL
+) ENGINE = InnoDB;
+
+INSERT IGNORE INTO baton_locks_token (id, value) VALUES (1, 0);
+
+CREATE TABLE IF NOT EXISTS baton_locks (
+    name        VARBINARY(2048) NOT NULL PRIMARY KEY,
+    owner       VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL,
+    token       BIGINT          NOT NULL,
+    acquired_at DATETIME(6)     NOT NULL COMMENT 'UTC',
+    expires_at  DATETIME(6)     NOT NULL COMMENT 'UTC'
+) ENGINE = InnoDB;

@@ -1,0 +1,12 @@
+-- Baton lease table for PostgreSQL (9.5+; tested on 15). Ready for Flyway/Liquibase as is.
+-- Expiry is decided by the database clock (now()); tokens come from the sequence, so they keep
+-- increasing per lock even after old rows are purged.
+CREATE SEQUENCE IF NOT EXISTS baton_locks_token_seq;
+
+CREATE TABLE IF NOT EXISTS baton_locks (
+    name        text        NOT NULL PRIMARY KEY,
+    owner       text,
+    token       bigint      NOT NULL,
+    acquired_at timestamptz NOT NULL,
+    expires_at  timestamptz NOT NULL
+);

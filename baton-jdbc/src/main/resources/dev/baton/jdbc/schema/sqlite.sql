@@ -1,0 +1,17 @@
+-- Baton lease table for SQLite (3.35+). Ready for Flyway/Liquibase as is.
+-- Times are milliseconds since the epoch by SQLite's clock (the host's). Tokens come from a one-row
+-- counter updated in the acquiring transaction.
+CREATE TABLE IF NOT EXISTS baton_locks_token (
+    id    INTEGER NOT NULL PRIMARY KEY CHECK (id = 1),
+    value INTEGER NOT NULL
+);
+
+INSERT OR IGNORE INTO baton_locks_token (id, value) VALUES (1, 0);
+
+CREATE TABLE IF NOT EXISTS baton_locks (
+    name        TEXT    NOT NULL PRIMARY KEY,
+    owner       TEXT,
+    token       INTEGER NOT NULL,
+    acquired_at INTEGER NOT NULL,
+    expires_at  INTEGER NOT NULL
+);

@@ -1,0 +1,17 @@
+package dev.baton.jdbc;
+
+import dev.baton.testkit.FencingContract;
+import dev.baton.testkit.LockFixture;
+
+/** The whole contract ladder for the lease strategy on MySqlDialectOnMariaDb. */
+class MySqlDialectOnMariaDbLeaseIT extends FencingContract {
+    @Override
+    protected LockFixture createFixture() {
+        return new MySqlDialectOnMariaDbFixture();
+    }
+
+    @Override
+    protected Class<? extends LockFixture> fixtureClass() {
+        return MySqlDialectOnMariaDbFixture.class;
+    }
+}

@@ -1,0 +1,17 @@
+package dev.baton.jdbc;
+
+import dev.baton.testkit.FencingContract;
+import dev.baton.testkit.LockFixture;
+
+/** The whole contract ladder for the lease strategy on Postgres. */
+class PostgresLeaseIT extends FencingContract {
+    @Override
+    protected LockFixture createFixture() {
+        return new PostgresFixture();
+    }
+
+    @Override
+    protected Class<? extends LockFixture> fixtureClass() {
+        return PostgresFixture.class;
+    }
+}

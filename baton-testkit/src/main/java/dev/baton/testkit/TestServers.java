@@ -1,0 +1,27 @@
+package dev.baton.testkit;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+
+/** Checks that a test server is up, and fails loudly (never skips) when it is not. */
+public final class TestServers {
+    /** The script that starts every server the tests need. */
+    public static final String START_SCRIPT = "scripts/start-servers.sh";
+
+    private TestServers() {
+    }
+
+    /**
+     * Fails with a message naming the server and the script that starts it if nothing listens at host:port.
+     */
+    public static void require(String server, String host, int port) {
+        try (Socket s = new Socket()) {
+            s.connect(new InetSocketAddress(host, port), 2000);
+        } catch (IOException e) {
+            throw new AssertionError(server + " is not reachable at " + host + ":" + port + " (" + e.getMessage()
+                    + "). Start it with " + START_SCRIPT + " from the repository root; these tests need the real"
+                    + " server and are never skipped.", e);
+        }
+    }
+}
