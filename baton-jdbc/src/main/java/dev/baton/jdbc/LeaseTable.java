@@ -25,7 +25,7 @@ import java.util.Set;
  */
 abstract class LeaseTable {
     /** Keys per renewal statement; larger batches are split. */
-    static final int RENEW_BATCH = 200;
+    static final int RENEW_BATCH = 1000;
 
     final String table;
 

@@ -1,0 +1,218 @@
+package dev.baton.jdbc;
+
+import dev.baton.Lease;
+import dev.baton.LockClient;
+import dev.baton.LockException;
+import dev.baton.LockInfo;
+import dev.baton.testkit.ClientConfig;
+import org.h2.jdbcx.JdbcDataSource;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+import org.postgresql.ds.PGSimpleDataSource;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** What only the JDBC lease table has: dialect detection, the DDL, table names, the purge. */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class JdbcLeaseTableIT {
+    private final List<JdbcFixture> fixtures = new ArrayList<>();
+
+    Stream<JdbcFixture> fixtures() {
+        if (fixtures.isEmpty()) {
+            fixtures.add(new PostgresFixture());
+            fixtures.add(new MariaDbFixture());
+            fixtures.add(new MySqlDialectOnMariaDbFixture());
+            fixtures.add(new SqliteFixture());
+        }
+        return fixtures.stream();
+    }
+
+    @AfterAll
+    void close() {
+        fixtures.forEach(JdbcFixture::close);
+    }
+
+    private static String unique(String base) {
+        return base + "-" + Long.toString(ThreadLocalRandom.current().nextLong() & Long.MAX_VALUE, 36);
+    }
+
+    private static PGSimpleDataSource postgres() {
+        new PostgresFixture(); // fails loudly if the server is down
+        PGSimpleDataSource ds = new PGSimpleDataSource();
+        ds.setURL(PostgresFixture.ADMIN_URL);
+        return ds;
+    }
+
+    @Test
+    void anUnknownDatabaseIsAnErrorAtBuild() {
+        JdbcDataSource h2 = new JdbcDataSource();
+        h2.setURL("jdbc:h2:mem:unknown;DB_CLOSE_DELAY=-1");
+        assertThatThrownBy(() -> JdbcLocks.builder(h2).createTableIfMissing().build())
+                .isInstanceOf(LockException.class)
+                .hasMessageContaining("unsupported database 'H2'")
+                .hasMessageContaining("PostgreSQL, MariaDB, MySQL and SQLite");
+    }
+
+    @Test
+    void aDialectThatContradictsTheServerIsRefused() {
+        assertThatThrownBy(() -> JdbcLocks.builder(postgres()).dialect(Dialect.MARIADB).build())
+                .isInstanceOf(LockException.class)
+                .hasMessageContaining("dialect MARIADB was set but the database is POSTGRESQL");
+    }
+
+    @Test
+    void aMissingTableIsAClearErrorNamingTheShippedDdl() {
+        assertThatThrownBy(() -> JdbcLocks.builder(postgres()).tableName("baton_never_created").build())
+                .isInstanceOf(LockException.class)
+                .hasMessageContaining("baton_never_created")
+                .hasMessageContaining("/dev/baton/jdbc/schema/postgresql.sql")
+                .hasMessageContaining("createTableIfMissing()");
+    }
+
+    @Test
+    void anUnreachableDatabaseIsABackendErrorAtBuild() {
+        PGSimpleDataSource ds = new PGSimpleDataSource();
+        ds.setURL("jdbc:postgresql://127.0.0.1:1/test?user=postgres&connectTimeout=2");
+        assertThatThrownBy(() -> JdbcLocks.builder(ds).build())
+                .isInstanceOf(dev.baton.LockBackendException.class)
+                .hasMessageContaining("cannot connect");
+    }
+
+    @Test
+    void tableNamesAreValidated() {
+        JdbcLocks.Builder b = JdbcLocks.builder(postgres());
+        assertThatThrownBy(() -> b.tableName("locks; DROP TABLE x")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("is not allowed");
+        assertThatThrownBy(() -> b.tableName("Locks")).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> b.tableName("1locks")).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> b.tableName("")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("must not be null or empty");
+        assertThatThrownBy(() -> b.tableName("t".repeat(49))).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("at most 48");
+        assertThatThrownBy(() -> JdbcLocks.builder(null)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("dataSource");
+        assertThatThrownBy(() -> b.leaseTime(Duration.ZERO)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("leaseTime must be positive");
+        assertThatThrownBy(() -> b.leaseTime(Duration.ofSeconds(-1))).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("leaseTime must be positive");
+        assertThat(b.tableName("my_locks_2")).isSameAs(b);
+    }
+
+    @Test
+    void concurrentTableCreationOnPostgresIsSafe() throws Exception {
+        String table = "baton_ddl_" + Long.toString(System.nanoTime(), 36);
+        PGSimpleDataSource ds = postgres();
+        ExecutorService pool = Executors.newFixedThreadPool(4);
+        try {
+            List<Future<JdbcLockClient>> clients = new ArrayList<>();
+            for (int i = 0; i < 4; i++) {
+                clients.add(pool.submit(() -> JdbcLocks.builder(ds).tableName(table).createTableIfMissing().build()));
+            }
+            for (Future<JdbcLockClient> f : clients) {
+                try (JdbcLockClient c = f.get(30, TimeUnit.SECONDS)) {
+                    assertThat(c.tableName()).isEqualTo(table);
+                    assertThat(c.dialect()).isEqualTo(Dialect.POSTGRESQL);
+                }
+            }
+        } finally {
+            pool.shutdownNow();
+            try (Connection c = ds.getConnection(); Statement st = c.createStatement()) {
+                st.execute("DROP TABLE IF EXISTS " + table);
+                st.execute("DROP SEQUENCE IF EXISTS " + table + "_token_seq");
+            }
+        }
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("fixtures")
+    void thePurgeNeverRemovesALiveLeaseAndTokensKeepIncreasingAfterIt(JdbcFixture fixture) throws SQLException {
+        String live = unique("purge-live");
+        String old = unique("purge-old");
+        try (LockClient a = fixture.newClient(ClientConfig.defaults()); LockClient b = fixture.newClient(ClientConfig.defaults())) {
+            JdbcLockClient jdbc = (JdbcLockClient) ((ForwardingLockClient) a).delegate();
+            Lease held = a.lock(live).acquire(Duration.ofSeconds(5));
+            long oldToken;
+            try (Lease l = a.lock(old).acquire(Duration.ofSeconds(5))) {
+                oldToken = l.fencingToken();
+            }
+            ageRow(fixture, old);
+            assertThatThrownBy(() -> jdbc.purgeExpired(Duration.ofMillis(10)))
+                    .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("at least 1 s");
+            int purged = jdbc.purgeExpired(Duration.ofHours(1));
+            assertThat(purged).isGreaterThanOrEqualTo(1);
+            List<String> names = a.list().stream().map(LockInfo::name).toList();
+            assertThat(names).contains(live).doesNotContain(old);
+            assertThat(b.lock(live).tryAcquire()).as("live lease untouched by the purge").isEmpty();
+            assertThat(held.isValid()).isTrue();
+            try (Lease again = b.lock(old).acquire(Duration.ofSeconds(5))) {
+                assertThat(again.fencingToken()).as("token after the row was purged").isGreaterThan(oldToken);
+            }
+            held.close();
+        }
+    }
+
+    /** Moves a released row's expiry two hours into the past, by the database clock. */
+    private static void ageRow(JdbcFixture fixture, String name) throws SQLException {
+        String sql = switch (fixture.name()) {
+            case "postgresql" -> "UPDATE " + fixture.table() + " SET expires_at = now() - interval '2 hours' WHERE name = ?";
+            case "sqlite" -> "UPDATE " + fixture.table() + " SET expires_at = expires_at - 7200000 WHERE name = ?";
+            default -> "UPDATE " + fixture.table() + " SET expires_at = UTC_TIMESTAMP(6) - INTERVAL 2 HOUR WHERE name = ?";
+        };
+        try (Connection c = fixture.admin(); PreparedStatement ps = c.prepareStatement(sql)) {
+            ps.setString(1, name);
+            assertThat(ps.executeUpdate()).isEqualTo(1);
+        }
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("fixtures")
+    void listShowsHolderTokenAndServerTimes(JdbcFixture fixture) {
+        String name = unique("list");
+        try (LockClient a = fixture.newClient(ClientConfig.defaults())) {
+            try (Lease l = a.lock(name).acquire(Duration.ofSeconds(5))) {
+                LockInfo info = a.list().stream().filter(i -> i.name().equals(name)).findFirst().orElseThrow();
+                assertThat(info.held()).isTrue();
+                assertThat(info.holder()).isEqualTo(l.holderId());
+                assertThat(info.fencingToken()).isEqualTo(l.fencingToken());
+                assertThat(info.expiresAt()).isAfter(info.acquiredAt());
+            }
+            LockInfo after = a.list().stream().filter(i -> i.name().equals(name)).findFirst().orElseThrow();
+            assertThat(after.held()).isFalse();
+            assertThat(after.holder()).isNull();
+        }
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("fixtures")
+    void oneClientKeepsThreeHundredLocksAliveAcrossRenewals(JdbcFixture fixture) throws Exception {
+        Duration lease = Duration.ofMillis(900);
+        try (LockClient a = fixture.newClient(ClientConfig.lease(lease))) {
+            List<Lease> held = new ArrayList<>();
+            String base = unique("many");
+            for (int i = 0; i < 300; i++) {
+                held.add(a.lock(base + "-" + i).acquire(Duration.ofSeconds(5)));
+            }
+            Thread.sleep(lease.multipliedBy(3).toMillis());
+            assertThat(held).allMatch(Lease::isValid);
+            held.forEach(Lease::close);
+        }
+    }
+}

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Starts every server Baton's tests need, if it is not already running: PostgreSQL (127.0.0.1:5432,
+# trust auth, database `test`), MariaDB (127.0.0.1:3306, root without password, database `test`) and
+# Redis (127.0.0.1:6379). Installs a missing server from Debian's packages first. Idempotent.
+set -euo pipefail
+
+log() { echo "start-servers: $*" >&2; }
+
+port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+wait_port() {
+  local name=$1 port=$2
+  for _ in $(seq 1 60); do
+    if port_open "$port"; then return 0; fi
+    sleep 0.5
+  done
+  log "$name did not open port $port within 30 s"; return 1
+}
+
+apt_updated=
+ensure_package() {
+  local bin=$1 pkg=$2
+  if ! command -v "$bin" >/dev/null 2>&1 && ! ls /usr/lib/postgresql/*/bin/"$bin" >/dev/null 2>&1; then
+    log "installing $pkg"
+    if [ -z "$apt_updated" ]; then apt-get update -qq; apt_updated=1; fi
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$pkg" >/dev/null
+  fi
+}
+
+# PostgreSQL
+if ! port_open 5432; then
+  ensure_package pg_ctlcluster postgresql
+  log "starting PostgreSQL"
+  pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | head -1)" main start
+  wait_port PostgreSQL 5432
+fi
+if command -v psql >/dev/null 2>&1; then
+  psql -h 127.0.0.1 -U postgres -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname = 'test'" | grep -q 1 \
+    || psql -h 127.0.0.1 -U postgres -d postgres -qc "CREATE DATABASE test"
+fi
+
+# MariaDB
+if ! port_open 3306; then
+  ensure_package mariadbd mariadb-server
+  log "starting MariaDB"
+  mkdir -p /run/mysqld && chown mysql:mysql /run/mysqld 2>/dev/null || true
+  start-stop-daemon --start --oknodo --background --exec /usr/sbin/mariadbd
+  wait_port MariaDB 3306
+fi
+if command -v mariadb >/dev/null 2>&1; then
+  mariadb -h 127.0.0.1 -uroot -e "CREATE DATABASE IF NOT EXISTS test"
+fi
+
+# Redis
+if ! port_open 6379; then
+  ensure_package redis-server redis-server
+  log "starting Redis"
+  mkdir -p /var/lib/redis /var/log/redis
+  redis-server --daemonize yes --bind 127.0.0.1 -::1 --port 6379 --save "" --appendonly no \
+    --dir /var/lib/redis --logfile /var/log/redis/ci.log
+  wait_port Redis 6379
+fi
+
+log "PostgreSQL :5432, MariaDB :3306 and Redis :6379 are up"
