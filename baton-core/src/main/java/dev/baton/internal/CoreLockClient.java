@@ -269,7 +269,8 @@ public final class CoreLockClient implements LockClient {
         } else {
             msg.append(": held by another client");
         }
-        return new LockTimeoutException(name, Duration.ofNanos(waitedNanos), holder, msg.toString());
+        return new LockTimeoutException(name, Duration.ofNanos(waitedNanos), holder, busy.token(), busy.remaining(),
+                msg.toString());
     }
 
     private static long millis(long nanos) {

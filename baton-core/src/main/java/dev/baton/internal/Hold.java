@@ -19,7 +19,8 @@ import java.util.function.Consumer;
  * exactly once.
  */
 final class Hold {
-    private static final Logger log = LoggerFactory.getLogger(Hold.class);
+    /** Lost leases are logged at WARN under this stable name, so applications can route or silence them. */
+    private static final Logger log = LoggerFactory.getLogger("dev.baton.lease-lost");
 
     enum State { HELD, LOST, RELEASED }
 

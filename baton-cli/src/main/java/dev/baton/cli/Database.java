@@ -1,0 +1,118 @@
+package dev.baton.cli;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import com.zaxxer.hikari.pool.HikariPool;
+import org.sqlite.SQLiteConfig;
+import org.sqlite.SQLiteDataSource;
+
+import javax.sql.DataSource;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Locale;
+
+/**
+ * An open connection source for the lock client, and how to close it.
+ *
+ * <p>Network databases get a small HikariCP pool named {@value #POOL_NAME}: at most {@value #MAX_POOL}
+ * connections (the PostgreSQL client keeps one for {@code LISTEN}), {@link #CONNECT_TIMEOUT} to get one,
+ * TCP keepalive and a {@link #SOCKET_TIMEOUT} socket timeout so a vanished server cannot hang a statement,
+ * and a failing first connection fails at once instead of retrying. Parameters already in the URL win.
+ * SQLite is used through the driver's own data source, in WAL mode with a 10 s busy timeout, so several
+ * processes on one host can share the file.
+ *
+ * @param dataSource  the connections
+ * @param closer      closes the pool, if any
+ * @param description the URL with any password hidden, for messages
+ */
+record Database(DataSource dataSource, AutoCloseable closer, String description) implements AutoCloseable {
+    static final String POOL_NAME = "baton-cli";
+    static final int MAX_POOL = 4;
+    static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(5);
+    static final Duration SOCKET_TIMEOUT = Duration.ofSeconds(10);
+    static final Duration SQLITE_BUSY_TIMEOUT = Duration.ofSeconds(10);
+
+    /**
+     * Opens the database behind a URL. Network databases are contacted once here.
+     *
+     * @throws BatonFailure (69) if the database cannot be reached or the default directory cannot be made
+     */
+    static Database open(DatabaseUrl url, Path home) {
+        return switch (url.kind()) {
+            case SQLITE -> sqlite(url, home);
+            case POSTGRESQL, MARIADB -> pooled(url);
+        };
+    }
+
+    private static Database sqlite(DatabaseUrl url, Path home) {
+        if (url.isDefaultSqlite(home)) {
+            Path dir = DatabaseUrl.defaultSqliteFile(home).getParent();
+            try {
+                Files.createDirectories(dir);
+            } catch (IOException e) {
+                throw new BatonFailure(ExitCodes.UNAVAILABLE, "cannot create " + dir + " for the embedded lock"
+                        + " database: " + e, e);
+            }
+        }
+        SQLiteConfig config = new SQLiteConfig();
+        config.setJournalMode(SQLiteConfig.JournalMode.WAL);
+        config.setBusyTimeout((int) SQLITE_BUSY_TIMEOUT.toMillis());
+        SQLiteDataSource ds = new SQLiteDataSource(config);
+        ds.setUrl(url.jdbcUrl());
+        return new Database(ds, () -> { }, url.shown());
+    }
+
+    private static Database pooled(DatabaseUrl url) {
+        HikariConfig config = new HikariConfig();
+        config.setPoolName(POOL_NAME);
+        config.setJdbcUrl(url.jdbcUrl());
+        config.setDriverClassName(url.kind().driver());
+        config.setMaximumPoolSize(MAX_POOL);
+        config.setMinimumIdle(1);
+        config.setConnectionTimeout(CONNECT_TIMEOUT.toMillis());
+        config.setValidationTimeout(Math.min(3000, CONNECT_TIMEOUT.toMillis() - 1000));
+        // One attempt at start-up: an unreachable database is reported at once (exit 69), not retried.
+        config.setInitializationFailTimeout(1);
+        if (url.kind() == DatabaseUrl.Kind.POSTGRESQL) {
+            // pgjdbc takes these in seconds.
+            setIfAbsent(config, url, "tcpKeepAlive", "true");
+            setIfAbsent(config, url, "socketTimeout", Long.toString(SOCKET_TIMEOUT.toSeconds()));
+            setIfAbsent(config, url, "connectTimeout", Long.toString(CONNECT_TIMEOUT.toSeconds()));
+        } else {
+            // MariaDB Connector/J takes these in milliseconds.
+            setIfAbsent(config, url, "tcpKeepAlive", "true");
+            setIfAbsent(config, url, "socketTimeout", Long.toString(SOCKET_TIMEOUT.toMillis()));
+            setIfAbsent(config, url, "connectTimeout", Long.toString(CONNECT_TIMEOUT.toMillis()));
+        }
+        try {
+            HikariDataSource pool = new HikariDataSource(config);
+            return new Database(pool, pool, url.shown());
+        } catch (HikariPool.PoolInitializationException e) {
+            Throwable cause = e.getCause() != null ? e.getCause() : e;
+            throw new BatonFailure(ExitCodes.UNAVAILABLE, "cannot connect to " + url.shown() + ": "
+                    + cause.getMessage(), e);
+        } catch (RuntimeException e) {
+            throw new BatonFailure(ExitCodes.UNAVAILABLE, "cannot open a connection pool for " + url.shown()
+                    + ": " + e.getMessage(), e);
+        }
+    }
+
+    private static void setIfAbsent(HikariConfig config, DatabaseUrl url, String name, String value) {
+        String lower = url.jdbcUrl().toLowerCase(Locale.ROOT);
+        String key = name.toLowerCase(Locale.ROOT) + "=";
+        if (!lower.contains("?" + key) && !lower.contains("&" + key) && !lower.contains(";" + key)) {
+            config.addDataSourceProperty(name, value);
+        }
+    }
+
+    @Override
+    public void close() {
+        try {
+            closer.close();
+        } catch (Exception e) {
+            // Closing a pool does not fail in a way the user can act on; the process is ending anyway.
+        }
+    }
+}

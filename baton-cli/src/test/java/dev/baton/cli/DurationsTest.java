@@ -1,0 +1,58 @@
+package dev.baton.cli;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.time.Duration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class DurationsTest {
+
+    @Test
+    void parsesEveryUnit() {
+        assertThat(Durations.parse("500ms")).isEqualTo(Duration.ofMillis(500));
+        assertThat(Durations.parse("10s")).isEqualTo(Duration.ofSeconds(10));
+        assertThat(Durations.parse("2m")).isEqualTo(Duration.ofMinutes(2));
+        assertThat(Durations.parse("1h")).isEqualTo(Duration.ofHours(1));
+    }
+
+    @Test
+    void zeroWithOrWithoutUnit() {
+        assertThat(Durations.parse("0")).isZero();
+        assertThat(Durations.parse("0s")).isZero();
+        assertThat(Durations.parse("0ms")).isZero();
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"5x", "10", "-1s", "+1s", "1.5s", "1 s", " 1s", "s", "", "1S", "1sec", "1d", "abc",
+            "1ms2", "9999999999999999999h"})
+    void refusesAnythingElse(String text) {
+        assertThatThrownBy(() -> Durations.parse(text))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("'" + text + "'");
+    }
+
+    @Test
+    void refusesOverflowWithAClearMessage() {
+        assertThatThrownBy(() -> Durations.parse("999999999999999999h"))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("too long");
+    }
+
+    @Test
+    void messageListsTheAcceptedForms() {
+        assertThatThrownBy(() -> Durations.parse("5x"))
+                .hasMessage("'5x' is not a duration: write a whole number and a unit (ms, s, m or h), like 500ms,"
+                        + " 10s, 2m, 1h, or 0");
+    }
+
+    @Test
+    void formatRoundTrips() {
+        for (String s : new String[] {"0", "250ms", "1500ms", "10s", "90s", "2m", "1h"}) {
+            assertThat(Durations.format(Durations.parse(s))).isEqualTo(s);
+        }
+    }
+}
