@@ -1,0 +1,77 @@
+package dev.baton.jdbc;
+
+import dev.baton.Lease;
+import dev.baton.LockClient;
+import dev.baton.testkit.ClientConfig;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/** The PostgreSQL LISTEN connection: one per client, and it comes back after its session is killed. */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class PostgresNotificationIT {
+    private final PostgresFixture fixture = new PostgresFixture();
+
+    @AfterAll
+    void close() {
+        fixture.close();
+    }
+
+    /** Server pids of the sessions that are LISTENing on the channel now. */
+    private java.util.Set<Integer> listenerPids(String channel) throws Exception {
+        java.util.Set<Integer> pids = new java.util.HashSet<>();
+        try (Connection c = fixture.admin(); PreparedStatement ps = c.prepareStatement(
+                "SELECT pid FROM pg_stat_activity WHERE query = ?")) {
+            ps.setString(1, "LISTEN " + channel);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    pids.add(rs.getInt(1));
+                }
+            }
+        }
+        return pids;
+    }
+
+    @Test
+    void theListenerReconnectsAfterItsSessionIsKilledAndWakesWaitersAgain() throws Exception {
+        // long lease and long poll cap: only a notification can wake the waiter within the bound below
+        ClientConfig slow = new ClientConfig(Duration.ofSeconds(60), Duration.ofSeconds(30));
+        String name = "reconnect-" + System.nanoTime();
+        try (LockClient holder = fixture.newClient(slow); LockClient waiter = fixture.newClient(slow)) {
+            String channel = "baton_contract_released";
+            java.util.Set<Integer> before = listenerPids(channel);
+            assertThat(before).as("one LISTEN session per client").hasSizeGreaterThanOrEqualTo(2);
+            fixture.killServerSessions(waiter);
+            // the listener notices within its 250 ms poll and reconnects after a 100 ms backoff:
+            // one LISTEN session ended and a new one took its place
+            await().atMost(Duration.ofSeconds(10)).until(() -> {
+                java.util.Set<Integer> now = listenerPids(channel);
+                java.util.Set<Integer> gone = new java.util.HashSet<>(before);
+                gone.removeAll(now);
+                return now.size() == before.size() && gone.size() == 1;
+            });
+            Lease held = holder.lock(name).acquire(Duration.ofSeconds(5));
+            CompletableFuture<Long> acquired = CompletableFuture.supplyAsync(() -> {
+                try (Lease l = waiter.lock(name).acquire(Duration.ofSeconds(50))) {
+                    return System.nanoTime();
+                }
+            });
+            Thread.sleep(500);
+            long released = System.nanoTime();
+            held.close();
+            long ms = TimeUnit.NANOSECONDS.toMillis(acquired.get(40, TimeUnit.SECONDS) - released);
+            System.out.printf("[postgresql] release-to-acquire after the listener reconnected: %d ms%n", ms);
+            assertThat(ms).as("woken by NOTIFY on the re-established LISTEN").isLessThanOrEqualTo(1000);
+        }
+    }
+}
