@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Starts every server Baton's tests need, if it is not already running: PostgreSQL (127.0.0.1:5432,
-# trust auth, database `test`), MariaDB (127.0.0.1:3306, root without password, database `test`) and
-# Redis (127.0.0.1:6379). Installs a missing server from Debian's packages first. Idempotent.
+# trust auth, database `test`), MariaDB (127.0.0.1:3306, root without password, database `test`),
+# Redis (127.0.0.1:6379) and PgBouncer in transaction mode in front of PostgreSQL (127.0.0.1:6432,
+# database `test`; the tests check that the session strategy refuses it). Installs a missing server
+# from Debian's packages first. Idempotent.
 set -euo pipefail
 
 log() { echo "start-servers: $*" >&2; }
@@ -61,4 +63,33 @@ if ! port_open 6379; then
   wait_port Redis 6379
 fi
 
-log "PostgreSQL :5432, MariaDB :3306 and Redis :6379 are up"
+# PgBouncer in transaction mode, configured under /tmp (it refuses to run as root: it runs as postgres)
+if ! port_open 6432; then
+  ensure_package pgbouncer pgbouncer
+  conf=/tmp/baton-pgbouncer
+  mkdir -p "$conf"
+  cat > "$conf/pgbouncer.ini" <<INI
+[databases]
+test = host=127.0.0.1 port=5432 dbname=test
+
+[pgbouncer]
+listen_addr = 127.0.0.1
+listen_port = 6432
+unix_socket_dir =
+auth_type = trust
+auth_file = $conf/userlist.txt
+pool_mode = transaction
+default_pool_size = 5
+max_client_conn = 200
+ignore_startup_parameters = extra_float_digits,options
+logfile = $conf/pgbouncer.log
+pidfile = $conf/pgbouncer.pid
+INI
+  printf '"postgres" ""\n' > "$conf/userlist.txt"
+  chown -R postgres "$conf" 2>/dev/null || true
+  log "starting PgBouncer (transaction mode) on :6432"
+  su postgres -s /bin/sh -c "pgbouncer -d $conf/pgbouncer.ini" || pgbouncer -d -u postgres "$conf/pgbouncer.ini"
+  wait_port PgBouncer 6432
+fi
+
+log "PostgreSQL :5432, MariaDB :3306, Redis :6379 and PgBouncer :6432 are up"

@@ -22,6 +22,15 @@ public interface LockClient extends AutoCloseable {
     DistributedLock lock(String name);
 
     /**
+     * A handle on the read-write lock with this name (a namespace apart from {@link #lock}). Cheap.
+     *
+     * @throws IllegalArgumentException      for an invalid name, as for {@link #lock}
+     * @throws UnsupportedOperationException if this client's strategy has no read-write locks (the message
+     *                                       says which strategies do)
+     */
+    DistributedReadWriteLock readWriteLock(String name);
+
+    /**
      * Runs {@code task} while holding the named lock, waiting at most {@code maxWait} for it, and returns the
      * task's result. The lock is released when the task ends, normally or not.
      *

@@ -2,6 +2,7 @@ package dev.baton.cli;
 
 import dev.baton.jdbc.JdbcLockClient;
 import dev.baton.jdbc.JdbcLocks;
+import dev.baton.jdbc.Strategy;
 import picocli.CommandLine.Option;
 
 import java.nio.file.Path;
@@ -34,9 +35,15 @@ final class DatabaseOptions {
      * @param leaseTime the lease time, or null for the library's default
      */
     OpenClient connect(DatabaseUrl databaseUrl, Duration leaseTime) {
+        return connect(databaseUrl, leaseTime, Strategy.LEASE);
+    }
+
+    /** As {@link #connect(DatabaseUrl, Duration)}, with the given strategy. */
+    OpenClient connect(DatabaseUrl databaseUrl, Duration leaseTime, Strategy strategy) {
         Database database = Database.open(databaseUrl, home());
         try {
-            JdbcLocks.Builder builder = JdbcLocks.builder(database.dataSource()).createTableIfMissing();
+            JdbcLocks.Builder builder = JdbcLocks.builder(database.dataSource()).createTableIfMissing()
+                    .strategy(strategy);
             if (table != null) {
                 builder.tableName(table);
             }

@@ -1,6 +1,8 @@
 package dev.baton.cli;
 
 import dev.baton.LockInfo;
+import dev.baton.jdbc.Dialect;
+import dev.baton.jdbc.Strategy;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -36,8 +38,16 @@ final class ListCommand implements Callable<Integer> {
     public Integer call() {
         DatabaseUrl url = database.resolveUrl();
         List<LockInfo> locks;
+        Dialect dialect;
         try (DatabaseOptions.OpenClient open = database.connect(url, null)) {
-            locks = open.client().list();
+            locks = new ArrayList<>(open.client().list());
+            dialect = open.client().dialect();
+        }
+        if (dialect != Dialect.SQLITE) {
+            // session locks live in the server's lock tables, not in rows: ask a session client for them
+            try (DatabaseOptions.OpenClient open = database.connect(url, null, Strategy.SESSION)) {
+                locks.addAll(open.client().list());
+            }
         }
         print(locks, spec.commandLine().getOut());
         return ExitCodes.OK;
@@ -49,8 +59,9 @@ final class ListCommand implements Callable<Integer> {
         rows.add(HEADER);
         for (LockInfo info : locks) {
             rows.add(List.of(oneLine(info.name()), info.held() && info.holder() != null ? info.holder() : "-",
-                    Long.toString(info.fencingToken()), String.valueOf(info.acquiredAt()),
-                    String.valueOf(info.expiresAt())));
+                    info.fencingToken() < 0 ? "-" : Long.toString(info.fencingToken()),
+                    info.acquiredAt() == null ? "-" : info.acquiredAt().toString(),
+                    info.expiresAt() == null ? "session" : info.expiresAt().toString()));
         }
         int[] widths = new int[HEADER.size()];
         for (List<String> row : rows) {

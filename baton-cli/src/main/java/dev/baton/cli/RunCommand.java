@@ -7,6 +7,7 @@ import dev.baton.LockInterruptedException;
 import dev.baton.LockLostException;
 import dev.baton.LockNames;
 import dev.baton.LockTimeoutException;
+import dev.baton.jdbc.Strategy;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -69,6 +70,15 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
             description = "How long to wait for the lock; 0 tries once. Default: until acquired.")
     Duration wait;
 
+    @Option(names = "--strategy", paramLabel = "lease|session", defaultValue = "lease",
+            converter = StrategyConverter.class,
+            description = {"lease (default): a row with an expiry by the database clock, renewed while the command"
+                    + " runs; works on every database and through any pooler.",
+                    "session: a PostgreSQL advisory lock or MySQL/MariaDB GET_LOCK held by this process's database"
+                    + " session; freed by the server the moment that session ends (no lease to wait out); needs a"
+                    + " direct connection; not on SQLite."})
+    Strategy strategy;
+
     @Option(names = "--lease", paramLabel = "DURATION", converter = Durations.Converter.class,
             defaultValue = "10s", description = "Lease time, renewed while the command runs"
             + " (default ${DEFAULT-VALUE}, at least 100ms). Bounds how long a crashed baton keeps the lock.")
@@ -102,7 +112,7 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
         try (SignalForwarder signals = SignalForwarder.install(Thread.currentThread())) {
             DatabaseOptions.OpenClient open;
             try {
-                open = database.connect(url, lease);
+                open = database.connect(url, lease, strategy);
             } catch (RuntimeException e) {
                 if (signals.pendingName() == null) {
                     throw e;

@@ -128,14 +128,47 @@ class BatonRunIT {
     record Interval(long start, long end, long token) {
     }
 
-    private void assertExclusion(String url) throws Exception {
+    @Test
+    void fourProcessesNeverOverlapWithTheSessionStrategyOnPostgresAndMariadb() throws Exception {
+        requireServer("PostgreSQL", 5432);
+        requireServer("MariaDB", 3306);
+        assertExclusion(PG, "--strategy", "session");
+        assertExclusion(MARIADB, "--strategy", "session");
+    }
+
+    @Test
+    void listShowsASessionLockWhileItIsHeld() throws Exception {
+        requireServer("PostgreSQL", 5432);
+        String lock = uniqueLock("list-session");
+        Path started = dir.resolve("started-" + UUID.randomUUID());
+        Baton holder = start("run", "--strategy", "session", "--lock", lock, "--url", PG, "--", "sh", "-c",
+                "touch '" + started + "'; sleep 30");
+        for (int i = 0; i < 300 && !Files.exists(started); i++) {
+            Thread.sleep(50);
+        }
+        assertThat(started).as("command started under the lock; stderr: %s", holder.err()).exists();
+        Baton list = start("list", "--url", PG);
+        assertThat(list.awaitExit(EXIT_TIMEOUT)).as("list; stderr: %s", list.err()).isZero();
+        assertThat(list.out().lines().filter(l -> l.startsWith(lock + " ")))
+                .as("a row for the session lock in:%n%s", list.out()).singleElement().asString()
+                .contains("(pid ").contains("session");
+        Baton second = start("run", "--strategy", "session", "--wait", "0", "--lock", lock, "--url", PG, "--", "true");
+        assertThat(second.awaitExit(EXIT_TIMEOUT)).as("stderr: %s", second.err()).isEqualTo(75);
+        holder.process().destroy();
+        holder.awaitExit(EXIT_TIMEOUT);
+    }
+
+    private void assertExclusion(String url, String... extra) throws Exception {
         String lock = uniqueLock("exclusion");
         Path log = dir.resolve("sections-" + UUID.randomUUID() + ".log");
         String script = "echo \"start $(date +%s%N) $BATON_FENCING_TOKEN\" >> '" + log + "'; sleep 0.2;"
                 + " echo \"end $(date +%s%N) $BATON_FENCING_TOKEN\" >> '" + log + "'";
         List<Baton> batons = new ArrayList<>();
         for (int i = 0; i < 4; i++) {
-            batons.add(start("run", "--lock", lock, "--url", url, "--wait", "60s", "--", "sh", "-c", script));
+            List<String> args = new ArrayList<>(List.of("run", "--lock", lock, "--url", url, "--wait", "60s"));
+            args.addAll(List.of(extra));
+            args.addAll(List.of("--", "sh", "-c", script));
+            batons.add(start(args.toArray(String[]::new)));
         }
         for (Baton b : batons) {
             assertThat(b.awaitExit(Duration.ofSeconds(60))).as("exit status; stderr: %s", b.err()).isZero();

@@ -2,6 +2,7 @@ package dev.baton.internal;
 
 import dev.baton.DistributedLock;
 import dev.baton.Lease;
+import dev.baton.spi.LockMode;
 
 import java.time.Duration;
 import java.util.Optional;
@@ -11,10 +12,12 @@ import java.util.concurrent.locks.Lock;
 final class CoreLock implements DistributedLock {
     private final CoreLockClient client;
     private final String name;
+    private final LockMode mode;
 
-    CoreLock(CoreLockClient client, String name) {
+    CoreLock(CoreLockClient client, String name, LockMode mode) {
         this.client = client;
         this.name = name;
+        this.mode = mode;
     }
 
     @Override
@@ -24,27 +27,27 @@ final class CoreLock implements DistributedLock {
 
     @Override
     public Optional<Lease> tryAcquire() {
-        return client.tryAcquire(name);
+        return client.tryAcquire(name, mode);
     }
 
     @Override
     public Lease acquire(Duration maxWait) {
-        return client.acquire(name, waitNanos(maxWait), true, true);
+        return client.acquire(name, mode, waitNanos(maxWait), true, true);
     }
 
     @Override
     public Lease acquire() {
-        return client.acquire(name, -1, true, true);
+        return client.acquire(name, mode, -1, true, true);
     }
 
     @Override
     public boolean isHeldByCurrentThread() {
-        return client.isHeldByCurrentThread(name);
+        return client.isHeldByCurrentThread(name, mode);
     }
 
     @Override
     public Lock asLock() {
-        return new LockView(client, name);
+        return new LockView(client, name, mode);
     }
 
     static long waitNanos(Duration maxWait) {
@@ -63,6 +66,7 @@ final class CoreLock implements DistributedLock {
 
     @Override
     public String toString() {
-        return "DistributedLock[" + name + " on " + client.backend() + "]";
+        return "DistributedLock[" + name + (mode == LockMode.EXCLUSIVE ? "" : " (" + mode.name().toLowerCase() + ")")
+                + " on " + client.backend() + "]";
     }
 }

@@ -1,6 +1,7 @@
 package dev.baton.internal;
 
 import dev.baton.DistributedLock;
+import dev.baton.DistributedReadWriteLock;
 import dev.baton.Lease;
 import dev.baton.LockBackendException;
 import dev.baton.LockClient;
@@ -12,6 +13,7 @@ import dev.baton.LockTimeoutException;
 import dev.baton.spi.AcquireResult;
 import dev.baton.spi.ClientSettings;
 import dev.baton.spi.LeaseKey;
+import dev.baton.spi.LockMode;
 import dev.baton.spi.LockBackend;
 import dev.baton.spi.ReleaseListener;
 import org.slf4j.Logger;
@@ -52,6 +54,8 @@ import java.util.function.Supplier;
  */
 public final class CoreLockClient implements LockClient {
     private static final Logger log = LoggerFactory.getLogger(CoreLockClient.class);
+    /** Longest single server-side blocking wait, so interruption and close are noticed between slices. */
+    private static final long BLOCKING_SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
 
     private final LockBackend backend;
     private final ClientSettings settings;
@@ -64,7 +68,7 @@ public final class CoreLockClient implements LockClient {
     private final ScheduledExecutorService watchdog;
     private volatile boolean closed;
 
-    private record HoldKey(String name, long threadId) {
+    private record HoldKey(String name, LockMode mode, long threadId) {
     }
 
     public CoreLockClient(LockBackend backend, ClientSettings settings) {
@@ -74,6 +78,7 @@ public final class CoreLockClient implements LockClient {
         this.clientId = newClientId(settings.clientIdPrefix());
         this.renewer = Executors.newSingleThreadScheduledExecutor(daemon("baton-renewer"));
         this.watchdog = Executors.newSingleThreadScheduledExecutor(daemon("baton-watchdog"));
+        backend.identify(clientId);
         backend.start(new ReleaseListener() {
             @Override
             public void released(String name) {
@@ -123,7 +128,39 @@ public final class CoreLockClient implements LockClient {
 
     @Override
     public DistributedLock lock(String name) {
-        return new CoreLock(this, LockNames.validate(name));
+        return new CoreLock(this, LockNames.validate(name), LockMode.EXCLUSIVE);
+    }
+
+    @Override
+    public DistributedReadWriteLock readWriteLock(String name) {
+        LockNames.validate(name);
+        if (!backend.supportsReadWrite()) {
+            throw new UnsupportedOperationException(description + " has no read-write locks; the JDBC lease"
+                    + " strategy (every database) and the PostgreSQL session strategy have them");
+        }
+        DistributedLock read = new CoreLock(this, name, LockMode.READ);
+        DistributedLock write = new CoreLock(this, name, LockMode.WRITE);
+        return new DistributedReadWriteLock() {
+            @Override
+            public String name() {
+                return name;
+            }
+
+            @Override
+            public DistributedLock readLock() {
+                return read;
+            }
+
+            @Override
+            public DistributedLock writeLock() {
+                return write;
+            }
+
+            @Override
+            public String toString() {
+                return "DistributedReadWriteLock[" + name + " on " + description + "]";
+            }
+        };
     }
 
     @Override
@@ -168,8 +205,8 @@ public final class CoreLockClient implements LockClient {
         }
     }
 
-    boolean isHeldByCurrentThread(String name) {
-        return holds.containsKey(new HoldKey(name, Thread.currentThread().getId()));
+    boolean isHeldByCurrentThread(String name, LockMode mode) {
+        return holds.containsKey(new HoldKey(name, mode, Thread.currentThread().getId()));
     }
 
     /**
@@ -179,10 +216,10 @@ public final class CoreLockClient implements LockClient {
      * @return the lease, or null if {@code maxWaitNanos == 0} and the lock is busy and {@code throwOnBusy}
      *         is false
      */
-    Lease acquire(String name, long maxWaitNanos, boolean interruptible, boolean throwOnBusy) {
+    Lease acquire(String name, LockMode mode, long maxWaitNanos, boolean interruptible, boolean throwOnBusy) {
         checkOpen();
         Thread thread = Thread.currentThread();
-        HoldKey hk = new HoldKey(name, thread.getId());
+        HoldKey hk = new HoldKey(name, mode, thread.getId());
         Hold existing = holds.get(hk);
         if (existing != null) {
             if (existing.state() == Hold.State.LOST) {
@@ -190,6 +227,14 @@ public final class CoreLockClient implements LockClient {
             }
             existing.addHold();
             return new LeaseHandle(this, existing);
+        }
+        if (mode != LockMode.EXCLUSIVE) {
+            LockMode other = mode == LockMode.READ ? LockMode.WRITE : LockMode.READ;
+            if (holds.containsKey(new HoldKey(name, other, thread.getId()))) {
+                throw new IllegalStateException("thread " + thread.getName() + " holds the " + other.name().toLowerCase()
+                        + " side of read-write lock '" + name + "' and asks for the " + mode.name().toLowerCase()
+                        + " side: it would wait for itself (no upgrade or downgrade); close the other side first");
+            }
         }
         String owner = clientId + "#" + thread.getId();
         long start = now();
@@ -203,30 +248,36 @@ public final class CoreLockClient implements LockClient {
             while (true) {
                 checkOpen();
                 if (interruptible && Thread.interrupted()) {
+                    abandon(name, mode, owner);
                     throw interrupted(name, start);
                 }
                 waiter.drain();
                 long sent = now();
-                AcquireResult result = backend.tryAcquire(name, owner, settings.leaseTime());
+                AcquireResult result = backend.tryAcquire(name, mode, owner, settings.leaseTime());
                 if (result instanceof AcquireResult.Granted granted) {
-                    Hold hold = new Hold(new LeaseKey(name, owner, granted.token()), thread.getId(),
-                            sent + settings.leaseTime().toNanos(), description);
-                    holds.put(hk, hold);
-                    if (closed) {
-                        // close() may have missed this hold; give it back rather than leak it
-                        dropHold(hold);
-                        checkOpen();
-                    }
-                    return new LeaseHandle(this, hold);
+                    return grant(hk, name, owner, granted, sent);
                 }
                 lastBusy = (AcquireResult.Busy) result;
                 long waited = now() - start;
                 long left = forever ? Long.MAX_VALUE : maxWaitNanos - waited;
                 if (left <= 0) {
+                    abandon(name, mode, owner);
                     if (!throwOnBusy) {
                         return null;
                     }
                     throw timeout(name, waited, lastBusy);
+                }
+                // a backend with a server-side blocking wait waits there, in slices
+                sent = now();
+                AcquireResult blocked = backend.acquireBlocking(name, mode, owner, settings.leaseTime(),
+                        Duration.ofNanos(Math.min(left, BLOCKING_SLICE_NANOS)));
+                if (blocked instanceof AcquireResult.Granted granted) {
+                    return grant(hk, name, owner, granted, sent);
+                }
+                if (blocked != null) {
+                    lastBusy = (AcquireResult.Busy) blocked;
+                    backoff = minPoll;
+                    continue;
                 }
                 long jittered = backoff / 2 + ThreadLocalRandom.current().nextLong(backoff / 2 + 1);
                 long park = Math.min(jittered, left);
@@ -239,12 +290,36 @@ public final class CoreLockClient implements LockClient {
                 try {
                     waiter.await(park, interruptible);
                 } catch (InterruptedException e) {
+                    abandon(name, mode, owner);
                     throw interrupted(name, start);
                 }
             }
         } finally {
             wakeBoard.unregister(waiter);
         }
+    }
+
+    private void abandon(String name, LockMode mode, String owner) {
+        if (mode == LockMode.EXCLUSIVE) {
+            return;
+        }
+        try {
+            backend.abandon(name, mode, owner);
+        } catch (RuntimeException e) {
+            log.debug("withdrawing the claim on '{}' failed; it expires on the server", name, e);
+        }
+    }
+
+    private Lease grant(HoldKey hk, String name, String owner, AcquireResult.Granted granted, long sent) {
+        Hold hold = new Hold(new LeaseKey(name, owner, granted.token(), hk.mode()), hk.threadId(),
+                sent + settings.leaseTime().toNanos(), description);
+        holds.put(hk, hold);
+        if (closed) {
+            // close() may have missed this hold; give it back rather than leak it
+            dropHold(hold);
+            checkOpen();
+        }
+        return new LeaseHandle(this, hold);
     }
 
     private LockInterruptedException interrupted(String name, long start) {
@@ -283,7 +358,7 @@ public final class CoreLockClient implements LockClient {
         if (!hold.dropHold()) {
             return;
         }
-        holds.remove(new HoldKey(hold.key.name(), hold.threadId), hold);
+        holds.remove(new HoldKey(hold.key.name(), hold.key.mode(), hold.threadId), hold);
         try {
             if (before == Hold.State.HELD) {
                 boolean released = backend.release(hold.key);
@@ -384,7 +459,7 @@ public final class CoreLockClient implements LockClient {
         backend.close();
     }
 
-    Optional<Lease> tryAcquire(String name) {
-        return Optional.ofNullable(acquire(name, 0, true, false));
+    Optional<Lease> tryAcquire(String name, LockMode mode) {
+        return Optional.ofNullable(acquire(name, mode, 0, true, false));
     }
 }

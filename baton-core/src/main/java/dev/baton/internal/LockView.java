@@ -3,6 +3,7 @@ package dev.baton.internal;
 import dev.baton.Lease;
 import dev.baton.LockInterruptedException;
 import dev.baton.LockTimeoutException;
+import dev.baton.spi.LockMode;
 
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -19,11 +20,13 @@ import java.util.concurrent.locks.Lock;
 final class LockView implements Lock {
     private final CoreLockClient client;
     private final String name;
+    private final LockMode mode;
     private final ConcurrentHashMap<Long, Deque<Lease>> leases = new ConcurrentHashMap<>();
 
-    LockView(CoreLockClient client, String name) {
+    LockView(CoreLockClient client, String name, LockMode mode) {
         this.client = client;
         this.name = name;
+        this.mode = mode;
     }
 
     private void push(Lease lease) {
@@ -32,13 +35,13 @@ final class LockView implements Lock {
 
     @Override
     public void lock() {
-        push(client.acquire(name, -1, false, true));
+        push(client.acquire(name, mode, -1, false, true));
     }
 
     @Override
     public void lockInterruptibly() throws InterruptedException {
         try {
-            push(client.acquire(name, -1, true, true));
+            push(client.acquire(name, mode, -1, true, true));
         } catch (LockInterruptedException e) {
             Thread.interrupted(); // InterruptedException convention: the flag is cleared when it is thrown
             InterruptedException ie = new InterruptedException(e.getMessage());
@@ -49,7 +52,7 @@ final class LockView implements Lock {
 
     @Override
     public boolean tryLock() {
-        Lease lease = client.acquire(name, 0, true, false);
+        Lease lease = client.acquire(name, mode, 0, true, false);
         if (lease == null) {
             return false;
         }
@@ -60,7 +63,7 @@ final class LockView implements Lock {
     @Override
     public boolean tryLock(long time, TimeUnit unit) throws InterruptedException {
         try {
-            Lease lease = client.acquire(name, CoreLock.waitNanos(Duration.ofNanos(Math.max(0, unit.toNanos(time)))),
+            Lease lease = client.acquire(name, mode, CoreLock.waitNanos(Duration.ofNanos(Math.max(0, unit.toNanos(time)))),
                     true, true);
             push(lease);
             return true;

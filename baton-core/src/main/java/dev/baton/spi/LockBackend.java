@@ -28,6 +28,13 @@ public interface LockBackend extends AutoCloseable {
     boolean notifiesReleases();
 
     /**
+     * Called once by the core, before {@link #start}, with the client's id, so a backend can label its
+     * server sessions (PostgreSQL {@code application_name}) for introspection. Default: ignored.
+     */
+    default void identify(String clientId) {
+    }
+
+    /**
      * Called once by the core before any other operation. A notifying backend delivers releases heard from
      * its server to the listener from then on.
      */
@@ -38,6 +45,48 @@ public interface LockBackend extends AutoCloseable {
      * server's clock. Must be a single atomic decision on the server.
      */
     AcquireResult tryAcquire(String name, String owner, Duration leaseTime);
+
+    /** Whether {@link #tryAcquire(String, LockMode, String, Duration)} accepts READ and WRITE. Default: no. */
+    default boolean supportsReadWrite() {
+        return false;
+    }
+
+    /**
+     * One attempt in a mode. A backend with read-write locks implements it; READ and WRITE attempts must
+     * keep writers from starving (a waiting writer holds back new readers). The default handles
+     * {@link LockMode#EXCLUSIVE} only.
+     */
+    default AcquireResult tryAcquire(String name, LockMode mode, String owner, Duration leaseTime) {
+        if (mode == LockMode.EXCLUSIVE) {
+            return tryAcquire(name, owner, leaseTime);
+        }
+        throw new UnsupportedOperationException(description() + " has no read-write locks");
+    }
+
+    /** As {@link #acquireBlocking(String, String, Duration, Duration)}, in a mode. Default: exclusive only. */
+    default AcquireResult acquireBlocking(String name, LockMode mode, String owner, Duration leaseTime,
+                                          Duration maxWait) {
+        return mode == LockMode.EXCLUSIVE ? acquireBlocking(name, owner, leaseTime, maxWait) : null;
+    }
+
+    /**
+     * The caller stopped waiting for {@code name} in {@code mode} (timeout, interruption), so the backend can
+     * withdraw what it left on the server to be served next (a writer's claim that holds back new readers).
+     * Default: nothing.
+     */
+    default void abandon(String name, LockMode mode, String owner) {
+    }
+
+    /**
+     * Waits on the server for the lock, at most {@code maxWait} (the core passes short slices, so that it
+     * can check for interruption and closing between them), using the server's own blocking wait
+     * ({@code pg_advisory_lock} with {@code lock_timeout}, {@code GET_LOCK} with a timeout). Returns
+     * {@code null} if the backend has no blocking wait, or none is available to this caller right now; the
+     * core then parks and polls as for {@link #tryAcquire}. Default: {@code null}.
+     */
+    default AcquireResult acquireBlocking(String name, String owner, Duration leaseTime, Duration maxWait) {
+        return null;
+    }
 
     /**
      * Releases the grant if, and only if, name, owner and token all still match on the server.

@@ -34,6 +34,11 @@ public enum Dialect {
         return "/dev/baton/jdbc/schema/" + id + ".sql";
     }
 
+    /** The shipped DDL of the session strategy's name table, applied after {@link #schemaResource()}. */
+    public String sessionSchemaResource() {
+        return "/dev/baton/jdbc/schema/" + id + "-session.sql";
+    }
+
     /**
      * Detects the dialect of the database behind a connection.
      *

@@ -5,6 +5,7 @@ import dev.baton.LockInfo;
 import dev.baton.spi.AcquireResult;
 import dev.baton.spi.LeaseKey;
 import dev.baton.spi.LockBackend;
+import dev.baton.spi.LockMode;
 import dev.baton.spi.ReleaseListener;
 
 import javax.sql.DataSource;
@@ -27,13 +28,20 @@ import java.util.Set;
 final class JdbcLeaseBackend implements LockBackend {
     private final DataSource dataSource;
     private final LeaseTable table;
+    private final ReadWriteTable rwTable;
     private final String description;
     private PgReleaseListener pgListener;
 
     JdbcLeaseBackend(DataSource dataSource, LeaseTable table) {
         this.dataSource = dataSource;
         this.table = table;
+        this.rwTable = new ReadWriteTable(table.dialect(), table.table);
         this.description = "jdbc-lease/" + table.dialect().id() + " (table " + table.table + ")";
+    }
+
+    /** The pool this backend borrows from, shared with the client's transaction strategies. */
+    DataSource dataSource() {
+        return dataSource;
     }
 
     @Override
@@ -73,17 +81,58 @@ final class JdbcLeaseBackend implements LockBackend {
     }
 
     @Override
-    public boolean release(LeaseKey lease) {
-        return run("release of '" + lease.name() + "' (token " + lease.token() + ")", c -> table.release(c, lease));
+    public boolean supportsReadWrite() {
+        return true;
     }
 
     @Override
+    public AcquireResult tryAcquire(String name, LockMode mode, String owner, Duration leaseTime) {
+        if (mode == LockMode.EXCLUSIVE) {
+            return tryAcquire(name, owner, leaseTime);
+        }
+        return run(mode.name().toLowerCase() + " acquire of '" + name + "'",
+                c -> rwTable.tryAcquire(c, name, mode, owner, leaseTime.toMillis()));
+    }
+
+    @Override
+    public void abandon(String name, LockMode mode, String owner) {
+        if (mode == LockMode.WRITE) {
+            run("withdrawing the writer's claim on '" + name + "'", c -> {
+                rwTable.abandon(c, name, owner);
+                return null;
+            });
+        }
+    }
+
+    @Override
+    public boolean release(LeaseKey lease) {
+        String what = "release of '" + lease.name() + "' (token " + lease.token() + ")";
+        if (lease.mode() != LockMode.EXCLUSIVE) {
+            String channel = table instanceof PostgresLeaseTable pg ? pg.channel() : null;
+            return run(what, c -> rwTable.release(c, lease, channel));
+        }
+        return run(what, c -> table.release(c, lease));
+    }
+
+    /**
+     * Renews plain leases in one statement on the lease table and read-write holds in one on the
+     * read-write table (more only past {@link LeaseTable#RENEW_BATCH} keys), over one connection.
+     */
+    @Override
     public Set<LeaseKey> renew(Collection<LeaseKey> leases, Duration leaseTime) {
-        List<LeaseKey> all = new ArrayList<>(leases);
-        return run("renewal of " + all.size() + " lease(s)", c -> {
+        List<LeaseKey> plain = new ArrayList<>();
+        List<LeaseKey> rw = new ArrayList<>();
+        for (LeaseKey k : leases) {
+            (k.mode() == LockMode.EXCLUSIVE ? plain : rw).add(k);
+        }
+        return run("renewal of " + leases.size() + " lease(s)", c -> {
             Set<LeaseKey> renewed = new HashSet<>();
-            for (int i = 0; i < all.size(); i += LeaseTable.RENEW_BATCH) {
-                renewed.addAll(table.renew(c, all.subList(i, Math.min(all.size(), i + LeaseTable.RENEW_BATCH)),
+            for (int i = 0; i < plain.size(); i += LeaseTable.RENEW_BATCH) {
+                renewed.addAll(table.renew(c, plain.subList(i, Math.min(plain.size(), i + LeaseTable.RENEW_BATCH)),
+                        leaseTime.toMillis()));
+            }
+            for (int i = 0; i < rw.size(); i += LeaseTable.RENEW_BATCH) {
+                renewed.addAll(rwTable.renew(c, rw.subList(i, Math.min(rw.size(), i + LeaseTable.RENEW_BATCH)),
                         leaseTime.toMillis()));
             }
             return renewed;

@@ -10,6 +10,9 @@ public interface JdbcLockClient extends LockClient {
     /** The dialect in use. */
     Dialect dialect();
 
+    /** The strategy in use. */
+    Strategy strategy();
+
     /** The lease table's name. */
     String tableName();
 
@@ -23,4 +26,80 @@ public interface JdbcLockClient extends LockClient {
      * @throws dev.baton.LockBackendException if the database could not be reached
      */
     int purgeExpired(Duration olderThan);
+
+    /**
+     * Runs {@code work} in a database transaction that holds the named lock as a row lock, so the work's writes
+     * and the release commit together (the <b>transaction row-lock strategy</b>). Not re-entrant; waiters queue
+     * in the database; the hold ends when the transaction ends, or when its connection dies (the server rolls
+     * back). No lease time, no renewal: a dead holder's lock is freed by the server when it notices the
+     * connection is gone.
+     *
+     * <p>On one connection borrowed from the pool for the whole call: create the name's row in
+     * {@code <table>_rowlocks} if missing; begin; lock it ({@code SELECT … FOR UPDATE}) waiting at most
+     * {@code wait}, bounded by the database itself: PostgreSQL {@code lock_timeout} (transaction-local) or
+     * {@code NOWAIT}; MariaDB {@code FOR UPDATE WAIT n}; MySQL {@code innodb_lock_wait_timeout} (saved and put
+     * back); both count whole seconds, so a wait is rounded up to the next second ({@code NOWAIT} for zero).
+     * SQLite has no row locks: there the lock is {@code BEGIN IMMEDIATE}, the whole database's write lock,
+     * bounded by {@code busy_timeout}, so all of SQLite's transaction locks exclude each other and every other
+     * writer. Then draw a fresh fencing token (strictly greater than every earlier grant's of this name, never
+     * reused after a rollback), run the work on that connection, commit if it returns, roll back if it throws.
+     * PostgreSQL transactions run at READ COMMITTED (restored afterwards) so that the lock row is re-read
+     * when its holder commits.
+     *
+     * <p>A connection that fails with a socket or query timeout, or any connection error, is closed and evicted
+     * from the pool (HikariCP: {@code evictConnection}; other pools: {@link java.sql.Connection#abort}), never
+     * given back for reuse, and the lease reports lost. The lock may stay held on the server until the server
+     * notices (a stalled statement ends, or TCP keepalive gives up).
+     *
+     * <p>This lock is independent of {@link #lock(String)} of the same name (a different table).
+     *
+     * @param name the lock name
+     * @param wait how long to wait for the row lock; {@link Duration#ZERO} tries once
+     * @param work run on the locked transaction's connection; see {@link TransactionWork}
+     * @return what the work returned, after the commit
+     * @throws IllegalArgumentException           for an invalid name, a null or negative wait, or null work
+     * @throws dev.baton.LockWaitTimeoutException  if the database ended the wait for the lock (the work did not
+     *                                            run); a {@link dev.baton.LockTimeoutException}
+     * @throws dev.baton.LockBackendException      if the database failed, the work threw an
+     *                                            {@link java.sql.SQLException} (the cause; rolled back), or the
+     *                                            commit failed (the message says whether the outcome is known)
+     * @throws dev.baton.LockException             if the client is closed, or {@code <table>_rowlocks} is missing
+     *                                            and may not be created
+     * @throws RuntimeException                   whatever the work threw, after rolling back
+     */
+    <T> T inTransaction(String name, Duration wait, TransactionWork<T> work);
+
+    /**
+     * A handle for optimistic read-merge-write of the record named {@code name} (the <b>optimistic version
+     * strategy</b>): versions live in {@code <table>_versions}, one row per name, created at version 1 on
+     * first use. Cheap; does not contact the database.
+     *
+     * @throws IllegalArgumentException  for an invalid name
+     * @throws dev.baton.LockException    if the client is closed
+     */
+    OptimisticLock optimistic(String name);
+
+    /**
+     * Runs {@code task} unless another instance ran it recently (<b>scheduled-task semantics</b>, "only one
+     * machine runs the nightly job"): takes the name's lease-table row if it is free or expired, with a lease of
+     * {@code atMostFor} and a fresh fencing token, and without renewal; runs the task; then keeps the row taken
+     * until {@code atLeastFor} after the grant (by the database clock), so instances whose schedules are a
+     * little skewed do not run a quick task twice. A runner that crashes frees the name after
+     * {@code atMostFor}; a task that runs longer than {@code atMostFor} may be started by another instance
+     * meanwhile, so choose it well above the task's longest run. The row is an ordinary lease row: {@code
+     * baton list} shows it, and {@link #lock(String)} of the same name excludes it.
+     *
+     * @param atMostFor  how long the row stays taken if the runner dies; at least 1 ms
+     * @param atLeastFor how long after the grant the row stays taken even if the task ends sooner; at least
+     *                   1 ms and at most {@code atMostFor}
+     * @return true if this call ran the task, false if the name was taken (the task did not run)
+     * @throws IllegalArgumentException for an invalid name, null task, a null or non-positive duration, or
+     *                                  {@code atLeastFor > atMostFor}
+     * @throws dev.baton.LockBackendException if the database could not be reached to take the row (the task
+     *                                  did not run). If only keeping it for {@code atLeastFor} fails after
+     *                                  the task ran, that is logged and the row stays taken until {@code atMostFor}
+     * @throws dev.baton.LockException   if the client is closed
+     * @throws RuntimeException         whatever the task threw, after the row was kept for {@code atLeastFor}
+     */
+    boolean runOnce(String name, Duration atMostFor, Duration atLeastFor, Runnable task);
 }

@@ -1,11 +1,13 @@
 package dev.baton.jdbc;
 
 import dev.baton.DistributedLock;
+import dev.baton.DistributedReadWriteLock;
 import dev.baton.LockBackendException;
 import dev.baton.LockClient;
 import dev.baton.LockException;
 import dev.baton.LockInfo;
 import dev.baton.spi.AbstractClientBuilder;
+import dev.baton.spi.LockBackend;
 import dev.baton.spi.LockClients;
 
 import javax.sql.DataSource;
@@ -74,6 +76,10 @@ public final class JdbcLocks {
         private String tableName = DEFAULT_TABLE;
         private Dialect dialect;
         private boolean createTable;
+        private Strategy strategy = Strategy.LEASE;
+        private Duration keepaliveIdle = Duration.ofSeconds(30);
+        private Duration keepaliveInterval = Duration.ofSeconds(10);
+        private int keepaliveCount = 3;
 
         private Builder(DataSource dataSource) {
             this.dataSource = dataSource;
@@ -95,6 +101,39 @@ public final class JdbcLocks {
             }
             this.dialect = dialect;
             return this;
+        }
+
+        /** The strategy (default {@link Strategy#LEASE}). */
+        public Builder strategy(Strategy strategy) {
+            if (strategy == null) {
+                throw new IllegalArgumentException("strategy must not be null");
+            }
+            this.strategy = strategy;
+            return this;
+        }
+
+        /**
+         * TCP keepalive of the session strategy's connections, applied by the PostgreSQL server to the
+         * session ({@code tcp_keepalives_idle/interval/count}), so the server frees the locks of a client
+         * whose host vanished without closing its connection (default 30 s, 10 s, 3). On MySQL/MariaDB,
+         * keepalive is a driver setting ({@code tcpKeepAlive} in the URL); the client's own probe, every
+         * renewal interval, keeps the session from reaching {@code wait_timeout}.
+         */
+        public Builder sessionKeepalive(Duration idle, Duration interval, int count) {
+            this.keepaliveIdle = positive("keepalive idle", idle);
+            this.keepaliveInterval = positive("keepalive interval", interval);
+            if (count < 1) {
+                throw new IllegalArgumentException("keepalive count must be at least 1, was " + count);
+            }
+            this.keepaliveCount = count;
+            return this;
+        }
+
+        private static Duration positive(String what, Duration d) {
+            if (d == null || d.isNegative() || d.compareTo(Duration.ofSeconds(1)) < 0) {
+                throw new IllegalArgumentException(what + " must be at least 1 s, was " + d);
+            }
+            return d;
         }
 
         /** Creates the table (and its sequence or counter) at {@link #build()} if missing, from the shipped DDL. */
@@ -126,34 +165,56 @@ public final class JdbcLocks {
                     case MYSQL -> new MySqlFamilyLeaseTable(tableName, false);
                     case SQLITE -> new SqliteLeaseTable(tableName);
                 };
+                if (strategy == Strategy.SESSION && chosen == Dialect.SQLITE) {
+                    throw new LockException("the session strategy needs PostgreSQL, MariaDB or MySQL; SQLite has no"
+                            + " session locks (use Strategy.LEASE)");
+                }
                 if (createTable) {
                     table.createIfMissing(c);
+                    if (strategy == Strategy.SESSION) {
+                        try (Statement st = c.createStatement()) {
+                            for (String sql : LeaseTable.ddl(chosen.sessionSchemaResource(), tableName)) {
+                                st.execute(sql);
+                            }
+                        }
+                    }
                 } else {
                     checkTables(c, table);
+                    if (strategy == Strategy.SESSION) {
+                        checkObject(c, table, tableName + "_names", "SELECT 1 FROM " + tableName + "_names WHERE 1 = 0",
+                                chosen.sessionSchemaResource());
+                    }
                 }
             } catch (SQLException e) {
                 throw new LockBackendException("jdbc-lease", "cannot connect to build the lock client: "
                         + e.getMessage() + " (SQL state " + e.getSQLState() + ")", e);
             }
-            JdbcLeaseBackend backend = new JdbcLeaseBackend(dataSource, table);
+            JdbcLeaseBackend leaseBackend = new JdbcLeaseBackend(dataSource, table);
+            LockBackend backend = strategy == Strategy.LEASE ? leaseBackend
+                    : new SessionLockBackend(dataSource, table.dialect(), tableName, new SessionLockBackend.SessionOptions(
+                            keepaliveIdle, keepaliveInterval, keepaliveCount, settings.renewInterval()));
             LockClient core = LockClients.create(backend, settings);
-            return new Client(core, backend, table);
+            return new Client(core, leaseBackend, table, strategy, createTable);
         }
 
         private static void checkTables(Connection c, LeaseTable table) throws SQLException {
             for (String object : table.requiredObjects()) {
-                boolean ac = c.getAutoCommit();
-                try (Statement st = c.createStatement()) {
-                    st.execute(table.probe(object));
-                } catch (SQLException e) {
-                    throw new LockException("the " + table.dialect().id() + " lease table is not ready: '" + object
-                            + "' is missing or unreadable (" + e.getMessage() + "). Apply the DDL in "
-                            + table.dialect().schemaResource() + " (shipped in baton-jdbc), or call "
-                            + "createTableIfMissing() on the builder", e);
-                } finally {
-                    if (!ac) {
-                        c.rollback();
-                    }
+                checkObject(c, table, object, table.probe(object), table.dialect().schemaResource());
+            }
+        }
+
+        private static void checkObject(Connection c, LeaseTable table, String object, String probe, String ddl)
+                throws SQLException {
+            boolean ac = c.getAutoCommit();
+            try (Statement st = c.createStatement()) {
+                st.execute(probe);
+            } catch (SQLException e) {
+                throw new LockException("the " + table.dialect().id() + " lock tables are not ready: '" + object
+                        + "' is missing or unreadable (" + e.getMessage() + "). Apply the DDL in " + ddl
+                        + " (shipped in baton-jdbc), or call createTableIfMissing() on the builder", e);
+            } finally {
+                if (!ac) {
+                    c.rollback();
                 }
             }
         }
@@ -164,11 +225,21 @@ public final class JdbcLocks {
         private final LockClient core;
         private final JdbcLeaseBackend backend;
         private final LeaseTable table;
+        private final Strategy strategy;
+        private final boolean createTable;
+        private volatile TransactionStrategies transactional;
 
-        Client(LockClient core, JdbcLeaseBackend backend, LeaseTable table) {
+        Client(LockClient core, JdbcLeaseBackend backend, LeaseTable table, Strategy strategy, boolean createTable) {
             this.core = core;
             this.backend = backend;
             this.table = table;
+            this.strategy = strategy;
+            this.createTable = createTable;
+        }
+
+        @Override
+        public Strategy strategy() {
+            return strategy;
         }
 
         @Override
@@ -198,6 +269,11 @@ public final class JdbcLocks {
         }
 
         @Override
+        public DistributedReadWriteLock readWriteLock(String name) {
+            return core.readWriteLock(name);
+        }
+
+        @Override
         public <T> T withLock(String name, Duration maxWait, Supplier<T> task) {
             return core.withLock(name, maxWait, task);
         }
@@ -222,9 +298,40 @@ public final class JdbcLocks {
             return core.backend();
         }
 
+        /** Created on first use: most clients never call the transaction strategies. */
+        private TransactionStrategies transactional() {
+            TransactionStrategies t = transactional;
+            if (t == null) {
+                synchronized (this) {
+                    t = transactional;
+                    if (t == null) {
+                        t = new TransactionStrategies(backend.dataSource(), table, core.clientId(), createTable);
+                        transactional = t;
+                    }
+                }
+            }
+            return t;
+        }
+
+        @Override
+        public <T> T inTransaction(String name, Duration wait, TransactionWork<T> work) {
+            return transactional().inTransaction(name, wait, work);
+        }
+
+        @Override
+        public OptimisticLock optimistic(String name) {
+            return transactional().optimistic(name);
+        }
+
+        @Override
+        public boolean runOnce(String name, Duration atMostFor, Duration atLeastFor, Runnable task) {
+            return transactional().runOnce(name, atMostFor, atLeastFor, task);
+        }
+
         @Override
         public void close() {
             core.close();
+            transactional().close();
         }
 
         @Override

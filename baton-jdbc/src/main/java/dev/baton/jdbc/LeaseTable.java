@@ -67,14 +67,19 @@ abstract class LeaseTable {
 
     /** The shipped DDL statements, with {@code baton_locks} replaced by the configured table name. */
     List<String> ddl() {
+        return ddl(dialect().schemaResource(), table);
+    }
+
+    /** The statements of a shipped DDL resource, with {@code baton_locks} replaced by {@code table}. */
+    static List<String> ddl(String resource, String table) {
         String text;
-        try (InputStream in = LeaseTable.class.getResourceAsStream(dialect().schemaResource())) {
+        try (InputStream in = LeaseTable.class.getResourceAsStream(resource)) {
             if (in == null) {
-                throw new LockException("DDL resource " + dialect().schemaResource() + " is missing from the jar");
+                throw new LockException("DDL resource " + resource + " is missing from the jar");
             }
             text = new String(in.readAllBytes(), StandardCharsets.UTF_8);
         } catch (IOException e) {
-            throw new LockException("cannot read " + dialect().schemaResource(), e);
+            throw new LockException("cannot read " + resource, e);
         }
         List<String> statements = new ArrayList<>();
         StringBuilder current = new StringBuilder();

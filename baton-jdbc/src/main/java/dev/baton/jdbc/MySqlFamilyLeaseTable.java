@@ -201,7 +201,7 @@ final class MySqlFamilyLeaseTable extends LeaseTable {
 
     @Override
     List<String> requiredObjects() {
-        return List.of(table, tokenSource);
+        return List.of(table, tokenSource, table + "_rw");
     }
 
     @Override

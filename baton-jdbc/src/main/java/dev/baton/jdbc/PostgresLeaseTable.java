@@ -157,12 +157,12 @@ final class PostgresLeaseTable extends LeaseTable {
 
     @Override
     List<String> requiredObjects() {
-        return List.of(table, sequence);
+        return List.of(table, sequence, table + "_rw");
     }
 
     @Override
     String probe(String object) {
-        return object.equals(sequence) ? "SELECT last_value FROM " + sequence : "SELECT 1 FROM " + table + " WHERE 1 = 0";
+        return object.equals(sequence) ? "SELECT last_value FROM " + sequence : "SELECT 1 FROM " + object + " WHERE 1 = 0";
     }
 
     @Override

@@ -14,16 +14,22 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * SQLite: times are milliseconds since the epoch by SQLite's own clock (the host's). An attempt first
  * reads the row (readers do not block the writer in WAL mode); only if the row is free or expired does it
  * open a write transaction, which SQLite serialises: bump the counter row, upsert with that token where
  * the row may be taken, and read the row back if it could not.
+ *
+ * <p>SQLite's busy handler is not fair: a connection that writes in a tight loop can take the write lock
+ * again and again while another sleeps between retries. Within one client, writes therefore take turns
+ * on a fair lock first, so a burst of acquisitions cannot starve the client's own renewal.
  */
 final class SqliteLeaseTable extends LeaseTable {
     private static final String NOW = "CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)";
     private final String counter;
+    private final ReentrantLock writeTurn = new ReentrantLock(true);
 
     SqliteLeaseTable(String table) {
         super(table);
@@ -41,6 +47,15 @@ final class SqliteLeaseTable extends LeaseTable {
         if (seen != null) {
             return seen;
         }
+        writeTurn.lock();
+        try {
+            return acquireWriting(c, name, owner, leaseMillis);
+        } finally {
+            writeTurn.unlock();
+        }
+    }
+
+    private AcquireResult acquireWriting(Connection c, String name, String owner, long leaseMillis) throws SQLException {
         boolean ac = c.getAutoCommit();
         c.setAutoCommit(false);
         try {
@@ -103,17 +118,29 @@ final class SqliteLeaseTable extends LeaseTable {
 
     @Override
     boolean release(Connection c, LeaseKey key) throws SQLException {
+        writeTurn.lock();
         try (PreparedStatement ps = c.prepareStatement("UPDATE " + table + " SET owner = NULL,"
                 + " expires_at = MIN(expires_at, " + NOW + ") WHERE name = ? AND owner = ? AND token = ?")) {
             ps.setString(1, key.name());
             ps.setString(2, key.owner());
             ps.setLong(3, key.token());
             return ps.executeUpdate() > 0;
+        } finally {
+            writeTurn.unlock();
         }
     }
 
     @Override
     Set<LeaseKey> renew(Connection c, List<LeaseKey> keys, long leaseMillis) throws SQLException {
+        writeTurn.lock();
+        try {
+            return renewWriting(c, keys, leaseMillis);
+        } finally {
+            writeTurn.unlock();
+        }
+    }
+
+    private Set<LeaseKey> renewWriting(Connection c, List<LeaseKey> keys, long leaseMillis) throws SQLException {
         String predicate = keyPredicate(keys.size());
         boolean ac = c.getAutoCommit();
         c.setAutoCommit(false);
@@ -183,7 +210,7 @@ final class SqliteLeaseTable extends LeaseTable {
 
     @Override
     List<String> requiredObjects() {
-        return List.of(table, counter);
+        return List.of(table, counter, table + "_rw");
     }
 
     @Override

@@ -26,6 +26,11 @@ class ForwardingLockClient implements LockClient {
     }
 
     @Override
+    public dev.baton.DistributedReadWriteLock readWriteLock(String name) {
+        return delegate.readWriteLock(name);
+    }
+
+    @Override
     public <T> T withLock(String name, Duration maxWait, Supplier<T> task) {
         return delegate.withLock(name, maxWait, task);
     }

@@ -55,6 +55,24 @@ abstract class JdbcFixture implements LockFixture {
         return null;
     }
 
+    Strategy strategy() {
+        return Strategy.LEASE;
+    }
+
+    /** How many of these server session ids are still alive; unsupported for an embedded database. */
+    int countLive(Connection admin, List<Long> ids) throws SQLException {
+        throw new UnsupportedOperationException(name() + " is embedded: it has no server sessions");
+    }
+
+    @Override
+    public int serverSessions(LockClient client) {
+        try (Connection admin = admin()) {
+            return countLive(admin, resources(client).tracking.sessionIds());
+        } catch (SQLException e) {
+            throw new IllegalStateException("could not count the sessions of " + client.clientId(), e);
+        }
+    }
+
     @Override
     public LockClient newClient(ClientConfig config) {
         String[] hp = hostAndPort();
@@ -73,7 +91,7 @@ abstract class JdbcFixture implements LockFixture {
             JdbcLocks.Builder b = JdbcLocks.builder(pool).tableName(table()).leaseTime(config.leaseTime())
                     .maxPollInterval(config.maxPollInterval())
                     .minPollInterval(Duration.ofMillis(Math.min(10, config.maxPollInterval().toMillis())))
-                    .createTableIfMissing();
+                    .createTableIfMissing().strategy(strategy());
             if (forcedDialect() != null) {
                 b.dialect(forcedDialect());
             }

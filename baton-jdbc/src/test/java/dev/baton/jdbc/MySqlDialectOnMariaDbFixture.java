@@ -4,7 +4,7 @@ package dev.baton.jdbc;
  * The MYSQL dialect (counter row + LAST_INSERT_ID, no RETURNING, no sequences) run on the MariaDB server,
  * which speaks every statement it uses: the closest this machine gets to MySQL 8.
  */
-public final class MySqlDialectOnMariaDbFixture extends MariaDbFixture {
+public class MySqlDialectOnMariaDbFixture extends MariaDbFixture {
     @Override
     public String name() {
         return "mysql-dialect-on-mariadb";

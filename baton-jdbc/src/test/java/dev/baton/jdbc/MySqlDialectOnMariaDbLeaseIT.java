@@ -1,10 +1,10 @@
 package dev.baton.jdbc;
 
-import dev.baton.testkit.FencingContract;
+import dev.baton.testkit.LeaseContract;
 import dev.baton.testkit.LockFixture;
 
 /** The whole contract ladder for the lease strategy on MySqlDialectOnMariaDb. */
-class MySqlDialectOnMariaDbLeaseIT extends FencingContract {
+class MySqlDialectOnMariaDbLeaseIT extends LeaseContract {
     @Override
     protected LockFixture createFixture() {
         return new MySqlDialectOnMariaDbFixture();

@@ -10,7 +10,7 @@ import java.sql.PreparedStatement;
 import java.sql.SQLException;
 
 /** PostgreSQL at 127.0.0.1:5432, database {@code test}, user {@code postgres} (trust auth). */
-public final class PostgresFixture extends JdbcFixture {
+public class PostgresFixture extends JdbcFixture {
     static final String HOST = "127.0.0.1";
     static final int PORT = 5432;
     static final String ADMIN_URL = "jdbc:postgresql://127.0.0.1:5432/test?user=postgres";
@@ -57,6 +57,17 @@ public final class PostgresFixture extends JdbcFixture {
         try (PreparedStatement ps = admin.prepareStatement("SELECT pg_terminate_backend(?)")) {
             ps.setInt(1, (int) sessionId);
             ps.execute();
+        }
+    }
+
+    @Override
+    int countLive(Connection admin, java.util.List<Long> ids) throws SQLException {
+        try (PreparedStatement ps = admin.prepareStatement("SELECT count(*) FROM pg_stat_activity WHERE pid = ANY (?)")) {
+            ps.setArray(1, admin.createArrayOf("int4", ids.stream().map(Long::intValue).toArray()));
+            try (var rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getInt(1);
+            }
         }
     }
 

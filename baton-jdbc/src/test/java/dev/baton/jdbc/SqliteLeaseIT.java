@@ -1,10 +1,10 @@
 package dev.baton.jdbc;
 
-import dev.baton.testkit.FencingContract;
+import dev.baton.testkit.LeaseContract;
 import dev.baton.testkit.LockFixture;
 
 /** The whole contract ladder for the lease strategy on Sqlite. */
-class SqliteLeaseIT extends FencingContract {
+class SqliteLeaseIT extends LeaseContract {
     @Override
     protected LockFixture createFixture() {
         return new SqliteFixture();

@@ -11,10 +11,10 @@ import java.util.List;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Rung 3 — fencing: every grant of a lock carries a token greater than every earlier grant's, whoever
- * holds it, including after a lease expired and was taken over. The top rung for lease strategies.
+ * Rung 2 — fencing: every grant of a lock carries a token greater than every earlier grant's, whoever
+ * holds it. Applies to every strategy.
  */
-public abstract class FencingContract extends LeaseContract {
+public abstract class FencingContract extends ExclusionContract {
 
     @Test
     void tokensStrictlyIncreaseAcrossHoldersAndClients() {
@@ -36,22 +36,6 @@ public abstract class FencingContract extends LeaseContract {
             assertThat(tokens.get(0)).isPositive();
         } finally {
             clients.forEach(LockClient::close);
-        }
-    }
-
-    @Test
-    void tokensIncreaseWhenAnExpiredLeaseIsTakenOver() {
-        String name = unique("expiry-token");
-        try (LockClient a = client(); LockClient b = client()) {
-            Lease first = a.lock(name).acquire(Duration.ofSeconds(5));
-            fixture.expireOnServer(name);
-            try (Lease second = b.lock(name).acquire(Duration.ofSeconds(5))) {
-                assertThat(second.fencingToken()).isGreaterThan(first.fencingToken());
-            }
-            first.close();
-            try (Lease third = a.lock(name).acquire(Duration.ofSeconds(5))) {
-                assertThat(third.fencingToken()).isGreaterThan(first.fencingToken());
-            }
         }
     }
 

@@ -6,7 +6,6 @@ import dev.baton.LockLostException;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -14,52 +13,28 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 /**
- * Rung 2 — expiry and renewal: a dead holder frees the lock within its lease time, a live one keeps it as
- * long as it likes, and a lease that can no longer be kept is reported lost, once. Applies to strategies
- * whose holds end by lease time.
+ * Rung 4a — leases: a hold ends when its lease time passes on the server. A lease taken over after it
+ * expired is reported lost once and its stale holder cannot release its successor's grant; a lease
+ * survives the loss of its connections (it is a row, not a session). The top rung for lease strategies.
  */
-public abstract class LeaseContract extends ExclusionContract {
+public abstract class LeaseContract extends LivenessContract {
 
-    /** The fixture's class, rebuilt in the child JVM of {@link HolderProcess}. */
-    protected abstract Class<? extends LockFixture> fixtureClass();
-
-    /** Slack allowed past the lease time for a dead holder's lock to reach a waiter. */
-    protected static final Duration RECOVERY_SLACK = Duration.ofMillis(2500);
-
-    @Test
-    void aKilledHolderProcessFreesTheLockWithinItsLeaseTime() throws Exception {
-        String name = unique("dead");
-        Duration lease = Duration.ofMillis(1500);
-        try (LockClient waiter = client(); HolderProcess holder = HolderProcess.start(fixtureClass(), name, lease)) {
-            assertThat(waiter.lock(name).tryAcquire()).as("held by the child").isEmpty();
-            long killed = System.nanoTime();
-            holder.kill();
-            try (Lease next = waiter.lock(name).acquire(Duration.ofSeconds(30))) {
-                long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killed);
-                System.out.printf("[%s] kill -9 of holder to next grant: %d ms (lease %d ms)%n", fixture.name(), ms,
-                        lease.toMillis());
-                assertThat(ms).as("kill to next grant, ms").isLessThanOrEqualTo(lease.plus(RECOVERY_SLACK).toMillis());
-                assertThat(next.fencingToken()).isGreaterThan(holder.token());
-            }
-        }
+    @Override
+    protected Duration deadHolderBound(Duration leaseTime) {
+        return leaseTime.plus(RECOVERY_SLACK);
     }
 
     @Test
-    void renewalKeepsALeaseAliveForTenTimesItsLeaseTime() throws Exception {
-        String name = unique("renew");
-        Duration lease = Duration.ofMillis(400);
-        try (LockClient a = fixture.newClient(ClientConfig.lease(lease)); LockClient b = client()) {
-            AtomicInteger lost = new AtomicInteger();
+    void aTimeoutNamesTheHolderByItsHolderIdAndToken() {
+        String name = unique("holder-id");
+        try (LockClient a = client(); LockClient b = client()) {
             try (Lease held = a.lock(name).acquire(Duration.ofSeconds(5))) {
-                held.onLost(e -> lost.incrementAndGet());
-                long end = System.nanoTime() + lease.multipliedBy(11).toNanos();
-                while (System.nanoTime() < end) {
-                    assertThat(held.isValid()).isTrue();
-                    assertThat(b.lock(name).tryAcquire()).as("another client while renewed").isEmpty();
-                    Thread.sleep(150);
-                }
-                held.checkValid();
-                assertThat(lost).hasValue(0);
+                assertThatThrownBy(() -> b.lock(name).acquire(Duration.ZERO))
+                        .isInstanceOfSatisfying(dev.baton.LockTimeoutException.class, e -> {
+                            assertThat(e.holder()).contains(held.holderId());
+                            assertThat(e.holderToken()).hasValue(held.fencingToken());
+                            assertThat(e.getMessage()).contains(held.holderId());
+                        });
             }
         }
     }
@@ -95,35 +70,6 @@ public abstract class LeaseContract extends ExclusionContract {
         }
     }
 
-    @Test
-    void aLeaseIsReportedLostWhenTheServerBecomesUnreachable() throws Exception {
-        String name = unique("unreachable");
-        Duration lease = Duration.ofMillis(1000);
-        try (LockClient a = fixture.newClient(ClientConfig.lease(lease))) {
-            Lease held = a.lock(name).acquire(Duration.ofSeconds(5));
-            AtomicInteger lost = new AtomicInteger();
-            held.onLost(e -> lost.incrementAndGet());
-            long cut = System.nanoTime();
-            try (AutoCloseable ignored = fixture.cutOff(a)) {
-                await().atMost(lease.plus(RECOVERY_SLACK)).until(() -> lost.get() == 1);
-                long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - cut);
-                System.out.printf("[%s] cut-off to lost-lease notice: %d ms (lease %d ms)%n", fixture.name(), ms,
-                        lease.toMillis());
-                assertThat(held.isValid()).isFalse();
-                assertThatThrownBy(held::checkValid).isInstanceOf(LockLostException.class);
-            }
-            try {
-                held.close();
-            } catch (dev.baton.LockBackendException e) {
-                // the release may fail while the connection recovers; the lease has ended either way
-            }
-            assertThat(lost).hasValue(1);
-        }
-        try (LockClient b = client()) {
-            assertThat(b.lock(name).acquire(Duration.ofSeconds(10)).fencingToken()).isPositive();
-        }
-    }
-
     /**
      * A lease survives the loss of its connections: it is a row, not a session, and renewal goes on over
      * new connections. (Session strategies assert the opposite in their own rung.)
@@ -146,6 +92,22 @@ public abstract class LeaseContract extends ExclusionContract {
                 assertThat(lost).hasValue(0);
             }
             assertThat(b.lock(name).tryAcquire()).isPresent().get().satisfies(Lease::close);
+        }
+    }
+
+    @Test
+    void tokensIncreaseWhenAnExpiredLeaseIsTakenOver() {
+        String name = unique("expiry-token");
+        try (LockClient a = client(); LockClient b = client()) {
+            Lease first = a.lock(name).acquire(Duration.ofSeconds(5));
+            fixture.expireOnServer(name);
+            try (Lease second = b.lock(name).acquire(Duration.ofSeconds(5))) {
+                assertThat(second.fencingToken()).isGreaterThan(first.fencingToken());
+            }
+            first.close();
+            try (Lease third = a.lock(name).acquire(Duration.ofSeconds(5))) {
+                assertThat(third.fencingToken()).isGreaterThan(first.fencingToken());
+            }
         }
     }
 }

@@ -29,6 +29,14 @@ public interface LockFixture extends AutoCloseable {
      */
     AutoCloseable cutOff(LockClient client);
 
+    /**
+     * How many server sessions (connections) the client has open on the server now, as the server counts
+     * them ({@code pg_stat_activity}, {@code information_schema.PROCESSLIST}).
+     *
+     * @throws UnsupportedOperationException for an embedded database, which has no server sessions
+     */
+    int serverSessions(LockClient client);
+
     /** Ends the named lock's current lease on the server, as if its lease time had run out. */
     void expireOnServer(String lockName);
 

@@ -10,3 +10,16 @@ CREATE TABLE IF NOT EXISTS baton_locks (
     acquired_at DATETIME(6)     NOT NULL COMMENT 'UTC',
     expires_at  DATETIME(6)     NOT NULL COMMENT 'UTC'
 ) ENGINE = InnoDB;
+
+-- Read-write locks: one row per holder (mode 'r' reader, 'w' writer), per waiting writer ('p': holds back
+-- new readers so writers are not starved) and one gate row per name (owner '', mode 'g') that every
+-- decision locks first.
+CREATE TABLE IF NOT EXISTS baton_locks_rw (
+    name        VARBINARY(2048) NOT NULL,
+    owner       VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+    mode        CHAR(1)         NOT NULL,
+    token       BIGINT          NOT NULL,
+    acquired_at DATETIME(6)     NOT NULL COMMENT 'UTC',
+    expires_at  DATETIME(6)     NOT NULL COMMENT 'UTC',
+    PRIMARY KEY (name, owner)
+) ENGINE = InnoDB;

@@ -10,3 +10,16 @@ CREATE TABLE IF NOT EXISTS baton_locks (
     acquired_at timestamptz NOT NULL,
     expires_at  timestamptz NOT NULL
 );
+
+-- Read-write locks: one row per holder (mode 'r' reader, 'w' writer), per waiting writer ('p': holds back
+-- new readers so writers are not starved) and one gate row per name (owner '', mode 'g') that every
+-- decision locks first.
+CREATE TABLE IF NOT EXISTS baton_locks_rw (
+    name        text        NOT NULL,
+    owner       text        NOT NULL,
+    mode        char(1)     NOT NULL,
+    token       bigint      NOT NULL,
+    acquired_at timestamptz NOT NULL,
+    expires_at  timestamptz NOT NULL,
+    PRIMARY KEY (name, owner)
+);

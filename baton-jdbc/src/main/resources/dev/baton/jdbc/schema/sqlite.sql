@@ -15,3 +15,15 @@ CREATE TABLE IF NOT EXISTS baton_locks (
     acquired_at INTEGER NOT NULL,
     expires_at  INTEGER NOT NULL
 );
+
+-- Read-write locks: one row per holder (mode 'r' reader, 'w' writer) and per waiting writer ('p': holds
+-- back new readers so writers are not starved); decisions are serialised by SQLite's write lock.
+CREATE TABLE IF NOT EXISTS baton_locks_rw (
+    name        TEXT    NOT NULL,
+    owner       TEXT    NOT NULL,
+    mode        TEXT    NOT NULL,
+    token       INTEGER NOT NULL,
+    acquired_at INTEGER NOT NULL,
+    expires_at  INTEGER NOT NULL,
+    PRIMARY KEY (name, owner)
+);

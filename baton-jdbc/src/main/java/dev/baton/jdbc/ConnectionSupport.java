@@ -1,0 +1,171 @@
+package dev.baton.jdbc;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import javax.sql.DataSource;
+import java.lang.reflect.InvocationHandler;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.lang.reflect.Proxy;
+import java.net.SocketException;
+import java.net.SocketTimeoutException;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.SQLNonTransientConnectionException;
+import java.sql.SQLRecoverableException;
+import java.sql.SQLTimeoutException;
+import java.sql.SQLTransientConnectionException;
+import java.util.Set;
+
+/**
+ * What the transaction strategies share about connections: classifying driver errors, throwing away a
+ * connection that must not be reused, and the guarded view of a connection handed to user work.
+ */
+final class ConnectionSupport {
+    private static final Logger LOG = LoggerFactory.getLogger(ConnectionSupport.class);
+    /** SQLite's primary result code for "database is locked" (the busy timeout ran out, or a stale snapshot). */
+    static final int SQLITE_BUSY = 5;
+    private static final Set<String> REFUSED = Set.of("commit", "setAutoCommit", "close", "abort",
+            "setTransactionIsolation", "setReadOnly", "setNetworkTimeout");
+
+    private ConnectionSupport() {
+    }
+
+    /**
+     * Whether a connection that threw this may be out of step with its server or dead: a socket or query
+     * timeout, a connection-class SQL state (08xxx), or a cancelled statement (PostgreSQL 57014, MySQL 1317,
+     * MariaDB 70100). Such a connection is closed and evicted, never given back to the pool for reuse.
+     */
+    static boolean isBroken(SQLException e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof SQLTimeoutException || t instanceof SQLNonTransientConnectionException
+                    || t instanceof SQLTransientConnectionException || t instanceof SQLRecoverableException
+                    || t instanceof SocketTimeoutException || t instanceof SocketException) {
+                return true;
+            }
+            if (t instanceof SQLException s) {
+                String state = s.getSQLState();
+                if (state != null && (state.startsWith("08") || state.equals("57014") || state.equals("70100")
+                        || state.equals("57P01"))) {
+                    return true;
+                }
+                if (s.getErrorCode() == 1317) { // MySQL/MariaDB: query execution was interrupted
+                    return true;
+                }
+            }
+            if (t.getCause() == t) {
+                break;
+            }
+        }
+        return false;
+    }
+
+    /** Whether the error is a serialization failure or deadlock: the transaction lost a race, retry it. */
+    static boolean isSerializationFailure(Dialect dialect, SQLException e) {
+        String state = e.getSQLState();
+        if ("40001".equals(state) || "40P01".equals(state)) {
+            return true;
+        }
+        if (dialect == Dialect.SQLITE) {
+            return e.getErrorCode() == SQLITE_BUSY;
+        }
+        return e.getErrorCode() == 1213; // MySQL/MariaDB deadlock
+    }
+
+    /**
+     * Closes a connection so that its physical connection is never handed out again. HikariCP (found by its
+     * public {@code evictConnection(Connection)}, without a compile-time dependency) evicts it at once; any
+     * other pool gets {@link Connection#abort}, which closes the physical connection so the pool's validation
+     * discards it.
+     */
+    static void discard(DataSource dataSource, Connection c, String why) {
+        LOG.debug("discarding a connection: {}", why);
+        boolean evicted = false;
+        try {
+            Method evict = dataSource.getClass().getMethod("evictConnection", Connection.class);
+            evict.invoke(dataSource, c);
+            evicted = true;
+        } catch (NoSuchMethodException e) {
+            // not HikariCP
+        } catch (IllegalAccessException | InvocationTargetException | RuntimeException e) {
+            LOG.debug("evictConnection failed; aborting the connection instead", e);
+        }
+        if (!evicted) {
+            try {
+                c.abort(Runnable::run);
+            } catch (SQLException | RuntimeException e) {
+                LOG.debug("abort of a broken connection failed", e);
+            }
+        }
+        try {
+            c.close();
+        } catch (SQLException | RuntimeException e) {
+            LOG.debug("close of a discarded connection failed", e);
+        }
+    }
+
+    /** A view of a connection for user work; see {@link Guarded}. */
+    static Guarded guard(Connection c, String owner) {
+        return new Guarded(c, owner);
+    }
+
+    /**
+     * A connection view that refuses to end or reconfigure the transaction it belongs to (commit, rollback,
+     * auto-commit, isolation, close, abort), reports auto-commit off (SQLite's transaction is begun by SQL,
+     * behind the driver's back), and refuses every call once {@link #end()} was called, so work cannot keep
+     * using a connection after it went back to the pool. Savepoints and {@code rollback(Savepoint)} pass.
+     */
+    static final class Guarded implements InvocationHandler {
+        private final Connection target;
+        private final String owner;
+        private final Connection proxy;
+        private volatile boolean ended;
+
+        private Guarded(Connection target, String owner) {
+            this.target = target;
+            this.owner = owner;
+            this.proxy = (Connection) Proxy.newProxyInstance(Connection.class.getClassLoader(),
+                    new Class<?>[] {Connection.class}, this);
+        }
+
+        Connection connection() {
+            return proxy;
+        }
+
+        void end() {
+            ended = true;
+        }
+
+        @Override
+        public Object invoke(Object p, Method method, Object[] args) throws Throwable {
+            String name = method.getName();
+            if (method.getDeclaringClass() == Object.class) {
+                return switch (name) {
+                    case "equals" -> p == args[0];
+                    case "hashCode" -> System.identityHashCode(p);
+                    default -> "Connection[" + owner + (ended ? ", ended" : "") + "]";
+                };
+            }
+            if (name.equals("isClosed")) {
+                return ended || target.isClosed();
+            }
+            if (ended) {
+                throw new SQLException("the transaction of " + owner + " has ended; this connection is no longer"
+                        + " usable by the work", "08003");
+            }
+            if (REFUSED.contains(name) || (name.equals("rollback") && (args == null || args.length == 0))) {
+                throw new SQLException(name + "() is not allowed on the connection of " + owner + ": the"
+                        + " transaction ends when the work returns (commit) or throws (rollback)");
+            }
+            if (name.equals("getAutoCommit")) {
+                return false;
+            }
+            try {
+                return method.invoke(target, args);
+            } catch (InvocationTargetException e) {
+                throw e.getCause();
+            }
+        }
+    }
+}

@@ -1,0 +1,147 @@
+package dev.baton.jdbc;
+
+import dev.baton.LockBackendException;
+import dev.baton.LockNames;
+import dev.baton.spi.AcquireResult;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import javax.sql.DataSource;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Duration;
+
+/**
+ * Scheduled-task semantics behind {@link JdbcLockClient#runOnce}, on the lease table's rows (so {@code baton
+ * list} shows them, and a {@code lock(name)} of the same name excludes them):
+ * <ol>
+ * <li>Take the row if it is free or expired, by the lease strategy's own one-step acquisition, with
+ *     {@code expires_at = now + atMostFor} and a fresh fencing token; if it is held, return false at once.</li>
+ * <li>Run the task, without renewal and without holding a connection.</li>
+ * <li>Set {@code expires_at = GREATEST(now, acquired_at + atLeastFor)} where name, owner and token still match
+ *     (all by the database clock), so the row stays taken at least {@code atLeastFor} after the grant. On
+ *     PostgreSQL, when that frees it at once, lease-strategy waiters hear {@code NOTIFY} as for a release.</li>
+ * </ol>
+ * A runner that dies between 1 and 3 leaves the row to expire at {@code atMostFor}.
+ */
+final class ScheduledRuns {
+    private static final Logger LOG = LoggerFactory.getLogger(ScheduledRuns.class);
+
+    private final DataSource dataSource;
+    private final LeaseTable leaseTable;
+    private final String clientId;
+    private final String description;
+    private final String finishSql;
+
+    ScheduledRuns(DataSource dataSource, LeaseTable leaseTable, String clientId) {
+        this.dataSource = dataSource;
+        this.leaseTable = leaseTable;
+        this.clientId = clientId;
+        String t = leaseTable.table;
+        this.description = "jdbc-scheduled/" + leaseTable.dialect().id() + " (table " + t + ")";
+        String match = " WHERE name = ? AND owner = ? AND token = ?";
+        this.finishSql = switch (leaseTable.dialect()) {
+            case POSTGRESQL -> "WITH kept AS (UPDATE " + t + " SET expires_at = GREATEST(now(), acquired_at"
+                    + " + make_interval(secs => ?))" + match + " RETURNING name, expires_at <= now() AS freed),"
+                    + " woken AS (SELECT pg_notify(?, name) FROM kept WHERE freed)"
+                    + " SELECT (SELECT count(*) FROM kept), (SELECT count(*) FROM woken)";
+            case MARIADB, MYSQL -> "UPDATE " + t + " SET expires_at = GREATEST(UTC_TIMESTAMP(6),"
+                    + " acquired_at + INTERVAL ? MICROSECOND)" + match;
+            case SQLITE -> "UPDATE " + t + " SET expires_at = MAX(CAST((julianday('now') - 2440587.5) * 86400000.0"
+                    + " AS INTEGER), acquired_at + ?)" + match;
+        };
+    }
+
+    boolean runOnce(String name, Duration atMostFor, Duration atLeastFor, Runnable task) {
+        LockNames.validate(name);
+        check("atMostFor", atMostFor);
+        check("atLeastFor", atLeastFor);
+        if (atLeastFor.compareTo(atMostFor) > 0) {
+            throw new IllegalArgumentException("atLeastFor (" + atLeastFor.toMillis() + " ms) must not exceed atMostFor ("
+                    + atMostFor.toMillis() + " ms) for '" + name + "'");
+        }
+        if (task == null) {
+            throw new IllegalArgumentException("task must not be null");
+        }
+        String owner = clientId + "#" + Thread.currentThread().getId();
+        AcquireResult result;
+        try (Connection c = dataSource.getConnection()) {
+            result = leaseTable.tryAcquire(c, name, owner, atMostFor.toMillis());
+        } catch (SQLException e) {
+            throw failure("taking '" + name + "' for at most " + atMostFor.toMillis() + " ms failed", e);
+        }
+        if (!(result instanceof AcquireResult.Granted granted)) {
+            AcquireResult.Busy busy = (AcquireResult.Busy) result;
+            LOG.debug("'{}' not run: held by {} (token {}) for {} more", name, busy.holder(), busy.token(),
+                    busy.remaining());
+            return false;
+        }
+        long token = granted.token();
+        try {
+            task.run();
+        } catch (RuntimeException | Error e) {
+            try {
+                finish(name, owner, token, atLeastFor);
+            } catch (RuntimeException f) {
+                e.addSuppressed(f);
+            }
+            throw e;
+        }
+        try {
+            finish(name, owner, token, atLeastFor);
+        } catch (LockBackendException e) {
+            // the task ran; the lock stays taken until atMostFor, which errs on the safe side
+            LOG.warn("'{}' (token {}) ran, but keeping it for atLeastFor failed; it stays taken until atMostFor ({} ms"
+                    + " after the grant)", name, token, atMostFor.toMillis(), e);
+        }
+        return true;
+    }
+
+    private void finish(String name, String owner, long token, Duration atLeastFor) {
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(finishSql)) {
+            int i = 1;
+            switch (leaseTable.dialect()) {
+                case POSTGRESQL -> ps.setDouble(i++, atLeastFor.toNanos() / 1e9);
+                case MARIADB, MYSQL -> ps.setLong(i++, atLeastFor.toNanos() / 1000);
+                case SQLITE -> ps.setLong(i++, atLeastFor.toMillis());
+            }
+            ps.setString(i++, name);
+            ps.setString(i++, owner);
+            ps.setLong(i++, token);
+            int kept;
+            if (leaseTable instanceof PostgresLeaseTable pg) {
+                ps.setString(i, pg.channel());
+                try (ResultSet rs = ps.executeQuery()) {
+                    rs.next();
+                    kept = rs.getInt(1);
+                }
+            } else {
+                kept = ps.executeUpdate();
+            }
+            if (kept == 0) {
+                LOG.warn("'{}' (token {}) ran longer than its atMostFor: another runner took it over before it ended",
+                        name, token);
+            }
+        } catch (SQLException e) {
+            throw failure("keeping '" + name + "' (token " + token + ") for at least " + atLeastFor.toMillis()
+                    + " ms failed", e);
+        }
+    }
+
+    private static void check(String what, Duration d) {
+        if (d == null) {
+            throw new IllegalArgumentException(what + " must not be null");
+        }
+        if (d.compareTo(Duration.ofMillis(1)) < 0) {
+            throw new IllegalArgumentException(what + " must be at least 1 ms, was " + d
+                    + " (SQLite keeps milliseconds)");
+        }
+    }
+
+    private LockBackendException failure(String what, SQLException e) {
+        return new LockBackendException(description, what + ": " + e.getMessage() + " (SQL state " + e.getSQLState()
+                + ")", e);
+    }
+}

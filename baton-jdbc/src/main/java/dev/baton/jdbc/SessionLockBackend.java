@@ -1,0 +1,798 @@
+package dev.baton.jdbc;
+
+import dev.baton.LockBackendException;
+import dev.baton.LockException;
+import dev.baton.LockInfo;
+import dev.baton.spi.AcquireResult;
+import dev.baton.spi.LeaseKey;
+import dev.baton.spi.LockBackend;
+import dev.baton.spi.LockMode;
+import dev.baton.spi.ReleaseListener;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import javax.sql.DataSource;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.Collection;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * The session strategy: PostgreSQL advisory locks or MySQL/MariaDB named locks ({@code GET_LOCK}), held
+ * by server sessions that the server frees the moment they end.
+ *
+ * <p>Multiplexed: a client holds all its session locks on two dedicated connections, whatever their number
+ * — the <em>main</em> session for attempts that do not wait, and the <em>waiting</em> session for one
+ * server-side blocking wait at a time ({@code pg_advisory_lock} under {@code lock_timeout}, {@code GET_LOCK}
+ * with a timeout); a lock granted there stays there. Other threads of the client that wait at the same
+ * time poll with backoff and are woken at once by releases inside the client.
+ *
+ * <p>Algorithm:
+ * <ol>
+ *   <li>Threads of one client share its sessions, and a session may re-take a lock it holds, so the
+ *       client first reserves the lock key locally; a key reserved by another thread is busy.</li>
+ *   <li>One statement takes the lock and, only if granted, draws the fencing token from the lease
+ *       table's sequence (MySQL: bumps the counter row next) and returns the session's server id.</li>
+ *   <li>Every statement checks the server id of its session: a change means the connection passes
+ *       through a pooler that moves it between server sessions, which silently breaks session locks.</li>
+ *   <li>Renewal is a keepalive probe of each session. A session that died (terminated, killed, network
+ *       reset) loses every lease on it, at once; a probe that cannot tell (timeout) leaves the leases to
+ *       their conservative deadline.</li>
+ * </ol>
+ *
+ * <p>Keys: PostgreSQL's 64-bit key is the first 8 bytes of SHA-256 over {@code table + U+0000 + name}
+ * (big-endian, signed); MySQL's lock name is {@code "baton:"} plus the unpadded base64url SHA-256 of the
+ * same bytes (49 characters, within MySQL's 64). Two names whose PostgreSQL keys collide (about 1 in
+ * 10<sup>7</sup> among a million names) exclude each other: a false contention, never a false sharing.
+ * Names are recorded once per client in {@code <table>_names} so {@code baton list} shows them whole.
+ */
+final class SessionLockBackend implements LockBackend {
+    private static final Logger log = LoggerFactory.getLogger(SessionLockBackend.class);
+
+    private final DataSource dataSource;
+    private final Dialect dialect;
+    private final String table;
+    private final String description;
+    private final SessionOptions options;
+    private final Session main = new Session("main");
+    private final Session waiting = new Session("waiting");
+    /** Server key → the local holder (token -1 while an attempt is in flight). */
+    private final ConcurrentHashMap<String, Local> local = new ConcurrentHashMap<>();
+    private final Set<String> registeredNames = ConcurrentHashMap.newKeySet();
+    /** Read-write locks (PostgreSQL): advisory key → the client's holds and reservations on it. */
+    private final ConcurrentHashMap<Long, RwState> rwLocal = new ConcurrentHashMap<>();
+
+    /** Guarded by its own monitor. {@code count} is holders plus attempts in flight, all of {@code mode}. */
+    private static final class RwState {
+        LockMode mode;
+        int count;
+        final java.util.Map<LeaseKey, Local> holders = new java.util.HashMap<>();
+
+        RwState(LockMode mode) {
+            this.mode = mode;
+        }
+    }
+    private volatile String clientId = "baton";
+
+    private record Local(LeaseKey key, Session session, int generation) {
+    }
+
+    /** Keepalive settings of the session connections. */
+    record SessionOptions(Duration keepaliveIdle, Duration keepaliveInterval, int keepaliveCount,
+                          Duration probeTimeout) {
+    }
+
+    SessionLockBackend(DataSource dataSource, Dialect dialect, String table, SessionOptions options) {
+        this.dataSource = dataSource;
+        this.dialect = dialect;
+        this.table = table;
+        this.options = options;
+        this.description = "jdbc-session/" + dialect.id() + " (table " + table + ")";
+    }
+
+    @Override
+    public String description() {
+        return description;
+    }
+
+    @Override
+    public boolean notifiesReleases() {
+        return false;
+    }
+
+    @Override
+    public void identify(String clientId) {
+        this.clientId = clientId;
+    }
+
+    @Override
+    public void start(ReleaseListener listener) {
+        // open the main session now: a pooler in transaction mode is refused at build(), not later
+        main.lock.lock();
+        try {
+            main.open();
+        } catch (SQLException e) {
+            throw new LockBackendException(description, "cannot open the session connection: " + e.getMessage(), e);
+        } finally {
+            main.lock.unlock();
+        }
+    }
+
+    // ---- keys ------------------------------------------------------------------------------------
+
+    private byte[] digest(String name) {
+        try {
+            MessageDigest md = MessageDigest.getInstance("SHA-256");
+            md.update(table.getBytes(StandardCharsets.UTF_8));
+            md.update((byte) 0);
+            md.update(name.getBytes(StandardCharsets.UTF_8));
+            return md.digest();
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** PostgreSQL's advisory key of a name. */
+    long pgKey(String name) {
+        return ByteBuffer.wrap(digest(name)).getLong();
+    }
+
+    /** MySQL's named-lock name of a lock name. */
+    String myKey(String name) {
+        return "baton:" + Base64.getUrlEncoder().withoutPadding().encodeToString(digest(name));
+    }
+
+    /** PostgreSQL's advisory key of a read-write lock: a namespace apart from plain locks. */
+    long pgRwKey(String name) {
+        return pgKey("\u0000rw\u0000" + name);
+    }
+
+    private String serverKey(String name) {
+        return dialect == Dialect.POSTGRESQL ? Long.toString(pgKey(name)) : myKey(name);
+    }
+
+    // ---- sessions --------------------------------------------------------------------------------
+
+    /** One dedicated connection; all use is under {@link #lock}. */
+    private final class Session {
+        final String role;
+        final ReentrantLock lock = new ReentrantLock();
+        Connection conn;
+        long serverId;
+        int generation;
+        String lastLockTimeout;
+
+        Session(String role) {
+            this.role = role;
+        }
+
+        Connection open() throws SQLException {
+            if (conn != null) {
+                return conn;
+            }
+            Connection c = dataSource.getConnection();
+            try {
+                c.setAutoCommit(true);
+                try (Statement st = c.createStatement()) {
+                    if (dialect == Dialect.POSTGRESQL) {
+                        st.execute("SET tcp_keepalives_idle = " + options.keepaliveIdle().toSeconds());
+                        st.execute("SET tcp_keepalives_interval = " + options.keepaliveInterval().toSeconds());
+                        st.execute("SET tcp_keepalives_count = " + options.keepaliveCount());
+                    }
+                }
+                if (dialect == Dialect.POSTGRESQL) {
+                    try (PreparedStatement ps = c.prepareStatement("SELECT set_config('application_name', ?, false)")) {
+                        String app = "baton " + clientId;
+                        ps.setString(1, app.length() > 63 ? app.substring(0, 63) : app);
+                        ps.execute();
+                    }
+                }
+                long first = serverId(c);
+                checkNotMultiplexed(c, first);
+                conn = c;
+                serverId = first;
+                generation++;
+                lastLockTimeout = null;
+                log.debug("{}: {} session opened (server id {})", description, role, first);
+                return c;
+            } catch (SQLException | RuntimeException e) {
+                closeQuietly(c);
+                throw e;
+            }
+        }
+
+        /** The connection failed for good: close it; leases on it are lost, the next use opens anew. */
+        void broken(SQLException cause) {
+            log.warn("{}: {} session (server id {}) is gone: {}", description, role, serverId,
+                    cause == null ? "session moved" : cause.getMessage());
+            closeQuietly(conn);
+            conn = null;
+            local.values().removeIf(l -> l.session == this);
+            for (RwState st : rwLocal.values()) {
+                synchronized (st) {
+                    st.holders.values().removeIf(l -> l.session == this);
+                }
+            }
+        }
+
+        boolean holds(Local l) {
+            return conn != null && l.generation == generation;
+        }
+    }
+
+    private long serverId(Connection c) throws SQLException {
+        try (Statement st = c.createStatement();
+             ResultSet rs = st.executeQuery(dialect == Dialect.POSTGRESQL ? "SELECT pg_backend_pid()"
+                     : "SELECT CONNECTION_ID()")) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+
+    /**
+     * Refuses a connection that a pooler in transaction (or statement) mode moves between server
+     * sessions: while another connection of the same pool holds a transaction open — pinning the server
+     * session this connection last used, if the pooler shares them — the server id must not change.
+     */
+    private void checkNotMultiplexed(Connection c, long first) throws SQLException {
+        try (Connection other = dataSource.getConnection()) {
+            other.setAutoCommit(false);
+            try {
+                serverId(other);
+                long second = serverId(c);
+                if (second != first) {
+                    throw new LockException(description + ": the connection moved from server session " + first
+                            + " to " + second + " between two statements. It passes through a pooler in transaction"
+                            + " or statement mode (such as PgBouncer with pool_mode=transaction), which silently"
+                            + " breaks session locks. Use the lease strategy through the pooler, or give the"
+                            + " session strategy a DataSource that connects to the database directly (or through"
+                            + " a pooler in session mode).");
+                }
+            } finally {
+                other.rollback();
+            }
+        }
+    }
+
+    private static void closeQuietly(Connection c) {
+        if (c != null) {
+            try {
+                c.close();
+            } catch (SQLException ignored) {
+                // already gone
+            }
+        }
+    }
+
+    /** Whether an error means the session is gone for good (as opposed to a timeout or a bad statement). */
+    private static boolean fatal(Connection c, SQLException e) {
+        String state = e.getSQLState() == null ? "" : e.getSQLState();
+        if (state.startsWith("08") || state.startsWith("57P") || state.equals("70100") || e.getErrorCode() == 1927) {
+            return true;
+        }
+        try {
+            return c == null || c.isClosed();
+        } catch (SQLException ignored) {
+            return true;
+        }
+    }
+
+    // ---- names -----------------------------------------------------------------------------------
+
+    private void register(String name, String key) {
+        if (registeredNames.contains(name)) {
+            return;
+        }
+        String sql = switch (dialect) {
+            case POSTGRESQL -> "INSERT INTO " + table + "_names (lock_key, name) VALUES (?, ?) ON CONFLICT DO NOTHING";
+            default -> "INSERT IGNORE INTO " + table + "_names (lock_key, name) VALUES (?, ?)";
+        };
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
+            if (dialect == Dialect.POSTGRESQL) {
+                ps.setLong(1, Long.parseLong(key));
+            } else {
+                ps.setString(1, key);
+            }
+            ps.setString(2, name);
+            ps.executeUpdate();
+            registeredNames.add(name);
+        } catch (SQLException e) {
+            throw new LockBackendException(description, "recording the name of '" + name + "' failed: "
+                    + e.getMessage(), e);
+        }
+    }
+
+    // ---- acquisition -----------------------------------------------------------------------------
+
+    @Override
+    public AcquireResult tryAcquire(String name, String owner, Duration leaseTime) {
+        String key = serverKey(name);
+        register(name, key);
+        Local reservation = new Local(new LeaseKey(name, owner, -1), null, 0);
+        Local present = local.putIfAbsent(key, reservation);
+        if (present != null) {
+            return new AcquireResult.Busy(present.key.owner(), present.key.token(), null);
+        }
+        boolean kept = false;
+        main.lock.lock();
+        try {
+            AcquireResult r = attempt(main, name, key, null);
+            if (r instanceof AcquireResult.Granted g) {
+                local.put(key, new Local(new LeaseKey(name, owner, g.token()), main, main.generation));
+                kept = true;
+            }
+            return r;
+        } finally {
+            main.lock.unlock();
+            if (!kept) {
+                local.remove(key, reservation);
+            }
+        }
+    }
+
+    @Override
+    public AcquireResult acquireBlocking(String name, String owner, Duration leaseTime, Duration maxWait) {
+        if (!waiting.lock.tryLock()) {
+            return null; // another thread of this client is waiting on the server; poll instead
+        }
+        boolean kept = false;
+        String key = serverKey(name);
+        Local reservation = new Local(new LeaseKey(name, owner, -1), null, 0);
+        try {
+            Local present = local.putIfAbsent(key, reservation);
+            if (present != null) {
+                return null; // held or tried inside this client: its release wakes us locally
+            }
+            AcquireResult r = attempt(waiting, name, key, maxWait);
+            if (r instanceof AcquireResult.Granted g) {
+                local.put(key, new Local(new LeaseKey(name, owner, g.token()), waiting, waiting.generation));
+                kept = true;
+            }
+            return r;
+        } finally {
+            if (!kept) {
+                local.remove(key, reservation);
+            }
+            waiting.lock.unlock();
+        }
+    }
+
+    /** One attempt on a session (held by the caller); {@code wait} null = do not wait on the server. */
+    private AcquireResult attempt(Session s, String name, String key, Duration wait) {
+        Connection c = null;
+        try {
+            c = s.open();
+            return dialect == Dialect.POSTGRESQL ? attemptPg(s, c, Long.parseLong(key), LockMode.EXCLUSIVE, wait)
+                    : attemptMy(s, c, key, wait);
+        } catch (SQLException e) {
+            if (wait != null && isLockWaitTimeout(e)) {
+                return new AcquireResult.Busy(null, -1, null);
+            }
+            if (fatal(c, e)) {
+                s.broken(e);
+            }
+            throw new LockBackendException(description, "acquire of '" + name + "' on the " + s.role
+                    + " session failed: " + e.getMessage() + " (SQL state " + e.getSQLState() + ")", e);
+        }
+    }
+
+    private static boolean isLockWaitTimeout(SQLException e) {
+        // PostgreSQL: lock_not_available (lock_timeout), deadlock_detected; MySQL: ER_USER_LOCK_DEADLOCK
+        return "55P03".equals(e.getSQLState()) || "40P01".equals(e.getSQLState()) || e.getErrorCode() == 3058;
+    }
+
+    private void checkServerId(Session s, long id) {
+        if (id != s.serverId) {
+            long before = s.serverId;
+            s.broken(null);
+            throw new LockException(description + ": the " + s.role + " session moved from server session " + before
+                    + " to " + id + "; a pooler in transaction mode breaks session locks. Its locks are lost.");
+        }
+    }
+
+    private AcquireResult attemptPg(Session s, Connection c, long k, LockMode mode, Duration wait)
+            throws SQLException {
+        if (wait != null) {
+            String timeout = Math.max(1, wait.toMillis()) + "ms";
+            if (!timeout.equals(s.lastLockTimeout)) {
+                try (PreparedStatement ps = c.prepareStatement("SELECT set_config('lock_timeout', ?, false)")) {
+                    ps.setString(1, timeout);
+                    ps.execute();
+                }
+                s.lastLockTimeout = timeout;
+            }
+        }
+        boolean shared = mode == LockMode.READ;
+        String take;
+        if (wait != null) {
+            take = (shared ? "pg_advisory_lock_shared(?)" : "pg_advisory_lock(?)") + " IS NOT NULL"; // void is not null
+        } else if (shared) {
+            // a writer queued on the server holds back new readers, even those of a session that already
+            // reads (PostgreSQL grants a session's repeated request without looking at the queue)
+            take = "CASE WHEN EXISTS (SELECT 1 FROM pg_locks w WHERE w.locktype = 'advisory' AND NOT w.granted"
+                    + " AND w.mode = 'ExclusiveLock' AND w.objsubid = 1 AND w.classid::bigint = ?"
+                    + " AND w.objid::bigint = ?) THEN false ELSE pg_try_advisory_lock_shared(?) END";
+        } else {
+            take = "pg_try_advisory_lock(?)";
+        }
+        String sql = "SELECT g.ok, CASE WHEN g.ok THEN nextval('" + table + "_token_seq') END, pg_backend_pid(),"
+                + " CASE WHEN g.ok THEN NULL ELSE (SELECT coalesce(a.application_name, '') || ' (pid ' || l.pid || ')'"
+                + "  FROM pg_locks l LEFT JOIN pg_stat_activity a ON a.pid = l.pid"
+                + "  WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1"
+                + "  AND l.classid::bigint = ? AND l.objid::bigint = ? LIMIT 1) END"
+                + " FROM (SELECT " + take + " AS ok OFFSET 0) g";
+        try (PreparedStatement ps = c.prepareStatement(sql)) {
+            ps.setLong(1, k >>> 32);
+            ps.setLong(2, k & 0xFFFFFFFFL);
+            int i = 3;
+            if (shared && wait == null) {
+                ps.setLong(i++, k >>> 32);
+                ps.setLong(i++, k & 0xFFFFFFFFL);
+            }
+            ps.setLong(i, k);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                checkServerId(s, rs.getLong(3));
+                if (rs.getBoolean(1)) {
+                    return new AcquireResult.Granted(rs.getLong(2));
+                }
+                return new AcquireResult.Busy(rs.getString(4), -1, null);
+            }
+        }
+    }
+
+    private AcquireResult attemptMy(Session s, Connection c, String key, Duration wait) throws SQLException {
+        boolean maria = dialect == Dialect.MARIADB;
+        String token = maria ? "IF(g.ok = 1, NEXTVAL(" + table + "_token_seq), NULL)" : "NULL";
+        String sql = "SELECT g.ok, " + token + ", CONNECTION_ID(), IF(g.ok = 1, NULL, IS_USED_LOCK(?))"
+                + " FROM (SELECT GET_LOCK(?, ?) AS ok) g";
+        long granted;
+        try (PreparedStatement ps = c.prepareStatement(sql)) {
+            ps.setString(1, key);
+            ps.setString(2, key);
+            ps.setBigDecimal(3, wait == null ? java.math.BigDecimal.ZERO
+                    : java.math.BigDecimal.valueOf(Math.max(1, wait.toMillis()), 3));
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                checkServerId(s, rs.getLong(3));
+                if (rs.getInt(1) != 1) {
+                    long holder = rs.getLong(4);
+                    return new AcquireResult.Busy(rs.wasNull() ? null : "connection " + holder, -1, null);
+                }
+                granted = rs.getLong(2);
+            }
+        }
+        if (!maria) {
+            try (Statement st = c.createStatement()) {
+                st.executeUpdate("UPDATE " + table + "_token SET value = LAST_INSERT_ID(value + 1) WHERE id = 1");
+                try (ResultSet rs = st.executeQuery("SELECT LAST_INSERT_ID()")) {
+                    rs.next();
+                    granted = rs.getLong(1);
+                }
+            }
+        }
+        return new AcquireResult.Granted(granted);
+    }
+
+    // ---- read-write locks (PostgreSQL shared/exclusive advisory locks) -----------------------------
+
+    @Override
+    public boolean supportsReadWrite() {
+        return dialect == Dialect.POSTGRESQL;
+    }
+
+    @Override
+    public AcquireResult tryAcquire(String name, LockMode mode, String owner, Duration leaseTime) {
+        if (mode == LockMode.EXCLUSIVE) {
+            return tryAcquire(name, owner, leaseTime);
+        }
+        main.lock.lock();
+        try {
+            return attemptRw(main, name, mode, owner, null);
+        } finally {
+            main.lock.unlock();
+        }
+    }
+
+    @Override
+    public AcquireResult acquireBlocking(String name, LockMode mode, String owner, Duration leaseTime,
+                                         Duration maxWait) {
+        if (mode == LockMode.EXCLUSIVE) {
+            return acquireBlocking(name, owner, leaseTime, maxWait);
+        }
+        if (!waiting.lock.tryLock()) {
+            return null;
+        }
+        try {
+            return attemptRw(waiting, name, mode, owner, maxWait);
+        } finally {
+            waiting.lock.unlock();
+        }
+    }
+
+    /** Reserves locally (readers share, a writer is alone), then asks the server; undoes the reservation if refused. */
+    private AcquireResult attemptRw(Session s, String name, LockMode mode, String owner, Duration wait) {
+        long k = pgRwKey(name);
+        register(name, Long.toString(k));
+        boolean[] reserved = {false};
+        RwState state = rwLocal.compute(k, (key, st) -> {
+            if (st == null) {
+                st = new RwState(mode);
+            }
+            synchronized (st) {
+                if (st.count == 0 || (st.mode == LockMode.READ && mode == LockMode.READ)) {
+                    st.mode = mode;
+                    st.count++;
+                    reserved[0] = true;
+                }
+            }
+            return st;
+        });
+        if (!reserved[0]) {
+            if (wait != null) {
+                return null; // busy inside this client: its release wakes us locally
+            }
+            synchronized (state) {
+                String holder = state.holders.keySet().stream().findFirst().map(LeaseKey::owner).orElse(null);
+                return new AcquireResult.Busy(holder, -1, null);
+            }
+        }
+        boolean kept = false;
+        Connection c = null;
+        try {
+            c = s.open();
+            AcquireResult r = attemptPg(s, c, k, mode, wait);
+            if (r instanceof AcquireResult.Granted g) {
+                LeaseKey lk = new LeaseKey(name, owner, g.token(), mode);
+                synchronized (state) {
+                    state.holders.put(lk, new Local(lk, s, s.generation));
+                }
+                kept = true;
+            }
+            return r;
+        } catch (SQLException e) {
+            if (wait != null && isLockWaitTimeout(e)) {
+                return new AcquireResult.Busy(null, -1, null);
+            }
+            if (fatal(c, e)) {
+                s.broken(e);
+            }
+            throw new LockBackendException(description, mode.name().toLowerCase() + " acquire of '" + name
+                    + "' failed: " + e.getMessage() + " (SQL state " + e.getSQLState() + ")", e);
+        } finally {
+            if (!kept) {
+                unreserve(k, state);
+            }
+        }
+    }
+
+    private void unreserve(long k, RwState state) {
+        rwLocal.computeIfPresent(k, (key, st) -> {
+            synchronized (st) {
+                if (st == state) {
+                    st.count--;
+                }
+                return st.count == 0 ? null : st;
+            }
+        });
+    }
+
+    private boolean releaseRw(LeaseKey lease) {
+        long k = pgRwKey(lease.name());
+        RwState state = rwLocal.get(k);
+        if (state == null) {
+            return false;
+        }
+        Local l;
+        synchronized (state) {
+            l = state.holders.get(lease);
+        }
+        if (l == null) {
+            return false;
+        }
+        Session s = l.session;
+        s.lock.lock();
+        Connection c = s.conn;
+        try {
+            if (!s.holds(l)) {
+                return false;
+            }
+            String fn = lease.mode() == LockMode.READ ? "pg_advisory_unlock_shared" : "pg_advisory_unlock";
+            try (PreparedStatement ps = c.prepareStatement("SELECT " + fn + "(?)::int")) {
+                ps.setLong(1, k);
+                try (ResultSet rs = ps.executeQuery()) {
+                    rs.next();
+                    return rs.getInt(1) == 1;
+                }
+            }
+        } catch (SQLException e) {
+            if (fatal(c, e)) {
+                s.broken(e);
+                return false;
+            }
+            throw new LockBackendException(description, "release of '" + lease.name() + "' failed: " + e.getMessage(), e);
+        } finally {
+            s.lock.unlock();
+            synchronized (state) {
+                state.holders.remove(lease);
+            }
+            unreserve(k, state);
+        }
+    }
+
+    // ---- release and renewal ---------------------------------------------------------------------
+
+    @Override
+    public boolean release(LeaseKey lease) {
+        if (lease.mode() != LockMode.EXCLUSIVE) {
+            return releaseRw(lease);
+        }
+        String key = serverKey(lease.name());
+        Local l = local.get(key);
+        if (l == null || !l.key.equals(lease)) {
+            return false;
+        }
+        Session s = l.session;
+        s.lock.lock();
+        Connection c = s.conn;
+        try {
+            if (!s.holds(l)) {
+                local.remove(key, l);
+                return false;
+            }
+            String sql = dialect == Dialect.POSTGRESQL ? "SELECT pg_advisory_unlock(?)::int" : "SELECT RELEASE_LOCK(?)";
+            try (PreparedStatement ps = c.prepareStatement(sql)) {
+                if (dialect == Dialect.POSTGRESQL) {
+                    ps.setLong(1, Long.parseLong(key));
+                } else {
+                    ps.setString(1, key);
+                }
+                try (ResultSet rs = ps.executeQuery()) {
+                    rs.next();
+                    local.remove(key, l);
+                    return rs.getInt(1) == 1;
+                }
+            }
+        } catch (SQLException e) {
+            if (fatal(c, e)) {
+                s.broken(e);
+                return false; // the server freed it with the session
+            }
+            throw new LockBackendException(description, "release of '" + lease.name() + "' failed: " + e.getMessage(), e);
+        } finally {
+            s.lock.unlock();
+        }
+    }
+
+    /** The keepalive probe: each session that holds leases is checked; a dead one loses them all. */
+    @Override
+    public Set<LeaseKey> renew(Collection<LeaseKey> leases, Duration leaseTime) {
+        probe(main, false);
+        probe(waiting, true);
+        Set<LeaseKey> alive = new HashSet<>();
+        for (LeaseKey k : leases) {
+            if (k.mode() != LockMode.EXCLUSIVE) {
+                RwState st = rwLocal.get(pgRwKey(k.name()));
+                if (st != null) {
+                    synchronized (st) {
+                        Local l = st.holders.get(k);
+                        if (l != null && l.session.holds(l)) {
+                            alive.add(k);
+                        }
+                    }
+                }
+                continue;
+            }
+            Local l = local.get(serverKey(k.name()));
+            if (l != null && l.key.equals(k) && l.session.holds(l)) {
+                alive.add(k);
+            }
+        }
+        return alive;
+    }
+
+    private void probe(Session s, boolean mayBeBusy) {
+        try {
+            if (mayBeBusy) {
+                // a blocking wait in flight is a live use of the session; it reports its own failure
+                if (!s.lock.tryLock(100, TimeUnit.MILLISECONDS)) {
+                    return;
+                }
+            } else {
+                s.lock.lock();
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return;
+        }
+        Connection c = s.conn;
+        try {
+            if (c == null) {
+                return;
+            }
+            try (Statement st = c.createStatement()) {
+                st.setQueryTimeout((int) Math.max(1, options.probeTimeout().toSeconds()));
+                try (ResultSet rs = st.executeQuery(dialect == Dialect.POSTGRESQL ? "SELECT pg_backend_pid()"
+                        : "SELECT CONNECTION_ID()")) {
+                    rs.next();
+                    checkServerId(s, rs.getLong(1));
+                }
+            }
+        } catch (SQLException e) {
+            if (fatal(c, e)) {
+                s.broken(e);
+                return;
+            }
+            throw new LockBackendException(description, "keepalive probe of the " + s.role + " session failed: "
+                    + e.getMessage(), e);
+        } catch (LockException e) {
+            log.warn(e.getMessage());
+        } finally {
+            s.lock.unlock();
+        }
+    }
+
+    // ---- introspection ---------------------------------------------------------------------------
+
+    @Override
+    public List<LockInfo> inspect() {
+        String sql = dialect == Dialect.POSTGRESQL
+                ? "SELECT n.name, coalesce(a.application_name, '') || ' (pid ' || l.pid || ')' FROM pg_locks l"
+                  + " JOIN " + table + "_names n ON n.lock_key = ((l.classid::bigint << 32) | l.objid::bigint)"
+                  + " LEFT JOIN pg_stat_activity a ON a.pid = l.pid"
+                  + " WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1"
+                  + " AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+                  + " ORDER BY n.name"
+                : "SELECT name, CONCAT('connection ', IS_USED_LOCK(lock_key)) FROM " + table + "_names"
+                  + " WHERE IS_USED_LOCK(lock_key) IS NOT NULL ORDER BY name";
+        List<LockInfo> out = new ArrayList<>();
+        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql);
+             ResultSet rs = ps.executeQuery()) {
+            while (rs.next()) {
+                String name = dialect == Dialect.POSTGRESQL ? rs.getString(1)
+                        : new String(rs.getBytes(1), StandardCharsets.UTF_8);
+                out.add(new LockInfo(name, rs.getString(2), -1, null, null, true));
+            }
+        } catch (SQLException e) {
+            throw new LockBackendException(description, "listing session locks failed: " + e.getMessage(), e);
+        }
+        return out;
+    }
+
+    /** The server ids of this client's two sessions (for tests and introspection); -1 when not open. */
+    List<Long> sessionIds() {
+        List<Long> ids = new ArrayList<>();
+        ids.add(main.conn == null ? -1 : main.serverId);
+        ids.add(waiting.conn == null ? -1 : waiting.serverId);
+        return ids;
+    }
+
+    @Override
+    public void close() {
+        for (Session s : List.of(main, waiting)) {
+            s.lock.lock();
+            try {
+                closeQuietly(s.conn); // the server frees the session's locks
+                s.conn = null;
+            } finally {
+                s.lock.unlock();
+            }
+        }
+        local.clear();
+    }
+}

@@ -1,0 +1,6 @@
+-- Baton session strategy for MySQL 8: names behind GET_LOCK keys, so that `baton list` can show them
+-- whole. Apply after mysql.sql (tokens come from the baton_locks_token counter). Ready for Flyway/Liquibase.
+CREATE TABLE IF NOT EXISTS baton_locks_names (
+    lock_key VARCHAR(64) CHARACTER SET ascii COLLATE ascii_bin NOT NULL PRIMARY KEY,
+    name     VARBINARY(2048) NOT NULL
+) ENGINE = InnoDB;

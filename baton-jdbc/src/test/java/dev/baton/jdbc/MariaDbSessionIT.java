@@ -1,0 +1,17 @@
+package dev.baton.jdbc;
+
+import dev.baton.testkit.LockFixture;
+import dev.baton.testkit.SessionContract;
+
+/** The contract ladder for the session strategy, climbed to its session rung. */
+class MariaDbSessionIT extends SessionContract {
+    @Override
+    protected LockFixture createFixture() {
+        return new MariaDbSessionFixture();
+    }
+
+    @Override
+    protected Class<? extends LockFixture> fixtureClass() {
+        return MariaDbSessionFixture.class;
+    }
+}

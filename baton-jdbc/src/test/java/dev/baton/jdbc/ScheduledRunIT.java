@@ -1,0 +1,188 @@
+package dev.baton.jdbc;
+
+import dev.baton.Lease;
+import dev.baton.LockInfo;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+/** {@link JdbcLockClient#runOnce}: scheduled-task semantics on the lease table, on every database. */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class ScheduledRunIT {
+    private final List<TxDatabase> dbs = new ArrayList<>();
+
+    List<TxDatabase> databases() {
+        if (dbs.isEmpty()) {
+            dbs.addAll(TxDatabase.all());
+        }
+        return dbs;
+    }
+
+    @AfterAll
+    void close() {
+        dbs.forEach(TxDatabase::close);
+    }
+
+    private static LockInfo row(JdbcLockClient locks, String name) {
+        return locks.list().stream().filter(i -> i.name().equals(name)).findFirst()
+                .orElseThrow(() -> new AssertionError("no lease row for '" + name + "'"));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("databases")
+    void aQuickTaskRunsOnceAndItsNameStaysTakenForAtLeastFor(TxDatabase db) {
+        JdbcLockClient a = db.client(db.pool(2));
+        JdbcLockClient b = db.client(db.pool(2));
+        String name = TxDatabase.unique("task");
+        AtomicInteger runs = new AtomicInteger();
+        Duration atLeast = Duration.ofMillis(700);
+        long t0 = System.nanoTime();
+        assertThat(a.runOnce(name, Duration.ofSeconds(30), atLeast, runs::incrementAndGet)).isTrue();
+        assertThat(runs.get()).isEqualTo(1);
+        // another instance on a skewed schedule, and the same one again: not run
+        assertThat(b.runOnce(name, Duration.ofSeconds(30), atLeast, runs::incrementAndGet)).isFalse();
+        assertThat(a.runOnce(name, Duration.ofSeconds(30), atLeast, runs::incrementAndGet)).isFalse();
+        assertThat(runs.get()).isEqualTo(1);
+        LockInfo info = row(b, name);
+        assertThat(info.held()).isTrue();
+        assertThat(info.holder()).startsWith(a.clientId() + "#");
+        // kept exactly atLeastFor after the grant, by the database clock (not atMostFor)
+        assertThat(Duration.between(info.acquiredAt(), info.expiresAt())).isEqualTo(atLeast);
+        await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(20))
+                .until(() -> b.runOnce(name, Duration.ofSeconds(30), atLeast, runs::incrementAndGet));
+        long millis = (System.nanoTime() - t0) / 1_000_000;
+        assertThat(runs.get()).isEqualTo(2);
+        assertThat(millis).isGreaterThanOrEqualTo(atLeast.toMillis() - 50);
+        System.out.printf("%s: a task kept for atLeastFor %d ms ran again %d ms after the first run%n",
+                db, atLeast.toMillis(), millis);
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("databases")
+    void aTaskLongerThanAtLeastForFreesTheNameWhenItEnds(TxDatabase db) {
+        JdbcLockClient a = db.client(db.pool(2));
+        JdbcLockClient b = db.client(db.pool(2));
+        String name = TxDatabase.unique("task-long");
+        CountDownLatch running = new CountDownLatch(1);
+        CountDownLatch finish = new CountDownLatch(1);
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        try {
+            Future<Boolean> first = pool.submit(() -> a.runOnce(name, Duration.ofSeconds(30), Duration.ofMillis(1), () -> {
+                running.countDown();
+                TransactionRowLockIT.await(finish);
+            }));
+            TransactionRowLockIT.await(running);
+            assertThat(b.runOnce(name, Duration.ofSeconds(30), Duration.ofMillis(1), () -> { })).isFalse();
+            finish.countDown();
+            assertThat(first.get(10, TimeUnit.SECONDS)).isTrue();
+            assertThat(row(b, name).held()).isFalse();
+            assertThat(b.runOnce(name, Duration.ofSeconds(30), Duration.ofMillis(1), () -> { })).isTrue();
+        } catch (Exception e) {
+            throw new AssertionError(e);
+        } finally {
+            finish.countDown();
+            pool.shutdownNow();
+        }
+    }
+
+    /** A runner that hangs (or died) keeps the name only atMostFor; its late end cannot touch the new run's row. */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("databases")
+    void aStuckRunnerFreesTheNameAfterAtMostFor(TxDatabase db) throws Exception {
+        JdbcLockClient a = db.client(db.pool(2));
+        JdbcLockClient b = db.client(db.pool(2));
+        String name = TxDatabase.unique("task-stuck");
+        Duration atMost = Duration.ofMillis(600);
+        CountDownLatch running = new CountDownLatch(1);
+        CountDownLatch unstick = new CountDownLatch(1);
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        try {
+            long t0 = System.nanoTime();
+            Future<Boolean> stuck = pool.submit(() -> a.runOnce(name, atMost, Duration.ofMillis(100), () -> {
+                running.countDown();
+                TransactionRowLockIT.await(unstick);
+            }));
+            TransactionRowLockIT.await(running);
+            assertThat(b.runOnce(name, Duration.ofSeconds(30), Duration.ofSeconds(20), () -> { })).isFalse();
+            await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(20))
+                    .until(() -> b.runOnce(name, Duration.ofSeconds(30), Duration.ofSeconds(20), () -> { }));
+            long millis = (System.nanoTime() - t0) / 1_000_000;
+            assertThat(millis).isGreaterThanOrEqualTo(atMost.toMillis() - 50);
+            long newToken = row(b, name).fencingToken();
+            unstick.countDown();
+            assertThat(stuck.get(10, TimeUnit.SECONDS)).isTrue();
+            LockInfo after = row(b, name);
+            assertThat(after.held()).isTrue();
+            assertThat(after.holder()).startsWith(b.clientId() + "#");
+            assertThat(after.fencingToken()).isEqualTo(newToken);
+            System.out.printf("%s: a stuck runner's name (atMostFor %d ms) was taken over after %d ms%n",
+                    db, atMost.toMillis(), millis);
+        } finally {
+            unstick.countDown();
+            pool.shutdownNow();
+        }
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("databases")
+    void aFailingTaskStillKeepsItsNameForAtLeastFor(TxDatabase db) {
+        JdbcLockClient a = db.client(db.pool(2));
+        String name = TxDatabase.unique("task-fails");
+        IllegalStateException boom = new IllegalStateException("boom");
+        assertThatThrownBy(() -> a.runOnce(name, Duration.ofSeconds(30), Duration.ofSeconds(10), () -> {
+            throw boom;
+        })).isSameAs(boom);
+        assertThat(a.runOnce(name, Duration.ofSeconds(30), Duration.ofSeconds(10), () -> { })).isFalse();
+        LockInfo info = row(a, name);
+        assertThat(Duration.between(info.acquiredAt(), info.expiresAt())).isEqualTo(Duration.ofSeconds(10));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("databases")
+    void aNameHeldByTheLeaseStrategyIsNotRun(TxDatabase db) {
+        JdbcLockClient a = db.client(db.pool(2));
+        String name = TxDatabase.unique("task-held");
+        try (Lease lease = a.lock(name).acquire(Duration.ofSeconds(5))) {
+            assertThat(a.runOnce(name, Duration.ofSeconds(30), Duration.ofSeconds(1), () -> { })).isFalse();
+        }
+        assertThat(a.runOnce(name, Duration.ofSeconds(30), Duration.ofMillis(1), () -> { })).isTrue();
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("databases")
+    void badArgumentsAreRefusedClearly(TxDatabase db) {
+        JdbcLockClient a = db.client(db.pool(1));
+        Runnable task = () -> { };
+        Duration s = Duration.ofSeconds(1);
+        assertThatThrownBy(() -> a.runOnce("t", Duration.ofSeconds(1), Duration.ofSeconds(2), task))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("atLeastFor (2000 ms) must not exceed atMostFor (1000 ms) for 't'");
+        assertThatThrownBy(() -> a.runOnce("t", Duration.ZERO, s, task))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("atMostFor must be at least 1 ms");
+        assertThatThrownBy(() -> a.runOnce("t", s, Duration.ofMillis(-5), task))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("atLeastFor must be at least 1 ms");
+        assertThatThrownBy(() -> a.runOnce("t", null, s, task))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("atMostFor must not be null");
+        assertThatThrownBy(() -> a.runOnce("t", s, s, null))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("task must not be null");
+        assertThatThrownBy(() -> a.runOnce("", s, s, task))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("lock name must not be empty");
+        assertThatThrownBy(() -> a.runOnce(null, s, s, task))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("lock name must not be null");
+    }
+}

@@ -1,0 +1,102 @@
+package dev.baton.testkit;
+
+import dev.baton.Lease;
+import dev.baton.LockClient;
+import dev.baton.LockLostException;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Rung 3 — liveness: a dead holder frees the lock within the strategy's bound, a live one keeps it as long
+ * as it likes, and a lease the client can no longer vouch for (its server unreachable) is reported lost,
+ * once. Applies to every strategy; lease and session strategies then part ways
+ * ({@link LeaseContract}, {@link SessionContract}).
+ */
+public abstract class LivenessContract extends FencingContract {
+
+    /** The fixture's class, rebuilt in the child JVM of {@link HolderProcess}. */
+    protected abstract Class<? extends LockFixture> fixtureClass();
+
+    /** Slack allowed past the strategy's own bound, for a noisy machine. */
+    protected static final Duration RECOVERY_SLACK = Duration.ofMillis(2500);
+
+    /**
+     * How long after a holder process is killed its lock must reach a waiter: for a lease, its lease
+     * time plus slack; for a session lock, the slack alone (the server frees it when the connection closes).
+     */
+    protected abstract Duration deadHolderBound(Duration leaseTime);
+
+    @Test
+    void aKilledHolderProcessFreesTheLockWithinItsBound() throws Exception {
+        String name = unique("dead");
+        Duration lease = Duration.ofMillis(1500);
+        try (LockClient waiter = client(); HolderProcess holder = HolderProcess.start(fixtureClass(), name, lease)) {
+            assertThat(waiter.lock(name).tryAcquire()).as("held by the child").isEmpty();
+            long killed = System.nanoTime();
+            holder.kill();
+            try (Lease next = waiter.lock(name).acquire(Duration.ofSeconds(30))) {
+                long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killed);
+                System.out.printf("[%s] kill -9 of holder to next grant: %d ms (lease %d ms, bound %d ms)%n", fixture.name(),
+                        ms, lease.toMillis(), deadHolderBound(lease).toMillis());
+                assertThat(ms).as("kill to next grant, ms").isLessThanOrEqualTo(deadHolderBound(lease).toMillis());
+                assertThat(next.fencingToken()).isGreaterThan(holder.token());
+            }
+        }
+    }
+
+    @Test
+    void renewalKeepsALeaseAliveForTenTimesItsLeaseTime() throws Exception {
+        String name = unique("renew");
+        Duration lease = Duration.ofMillis(400);
+        try (LockClient a = fixture.newClient(ClientConfig.lease(lease)); LockClient b = client()) {
+            AtomicInteger lost = new AtomicInteger();
+            try (Lease held = a.lock(name).acquire(Duration.ofSeconds(5))) {
+                held.onLost(e -> lost.incrementAndGet());
+                long end = System.nanoTime() + lease.multipliedBy(11).toNanos();
+                while (System.nanoTime() < end) {
+                    assertThat(held.isValid()).isTrue();
+                    assertThat(b.lock(name).tryAcquire()).as("another client while renewed").isEmpty();
+                    Thread.sleep(150);
+                }
+                held.checkValid();
+                assertThat(lost).hasValue(0);
+            }
+        }
+    }
+
+    @Test
+    void aLeaseIsReportedLostWhenTheServerBecomesUnreachable() throws Exception {
+        String name = unique("unreachable");
+        Duration lease = Duration.ofMillis(1000);
+        try (LockClient a = fixture.newClient(ClientConfig.lease(lease))) {
+            Lease held = a.lock(name).acquire(Duration.ofSeconds(5));
+            AtomicInteger lost = new AtomicInteger();
+            held.onLost(e -> lost.incrementAndGet());
+            long cut = System.nanoTime();
+            try (AutoCloseable ignored = fixture.cutOff(a)) {
+                await().atMost(lease.plus(RECOVERY_SLACK)).until(() -> lost.get() == 1);
+                long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - cut);
+                System.out.printf("[%s] cut-off to lost-lease notice: %d ms (lease %d ms)%n", fixture.name(), ms,
+                        lease.toMillis());
+                assertThat(held.isValid()).isFalse();
+                assertThatThrownBy(held::checkValid).isInstanceOf(LockLostException.class);
+            }
+            try {
+                held.close();
+            } catch (dev.baton.LockBackendException e) {
+                // the release may fail while the connection recovers; the lease has ended either way
+            }
+            assertThat(lost).hasValue(1);
+        }
+        try (LockClient b = client()) {
+            assertThat(b.lock(name).acquire(Duration.ofSeconds(10)).fencingToken()).isPositive();
+        }
+    }
+}
