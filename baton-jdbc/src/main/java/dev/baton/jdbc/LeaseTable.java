@@ -9,6 +9,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
@@ -96,6 +97,16 @@ abstract class LeaseTable {
             }
         }
         return statements;
+    }
+
+    /** Binds name, owner and token of each key, in order, from parameter {@code first}: see {@link #keyPredicate}. */
+    static void bindKeys(PreparedStatement ps, int first, List<LeaseKey> keys) throws SQLException {
+        int i = first;
+        for (LeaseKey k : keys) {
+            ps.setString(i++, k.name());
+            ps.setString(i++, k.owner());
+            ps.setLong(i++, k.token());
+        }
     }
 
     /** {@code (name = ? AND owner = ? AND token = ?) OR …} for n keys. */

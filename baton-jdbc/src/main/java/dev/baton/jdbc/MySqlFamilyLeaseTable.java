@@ -160,15 +160,6 @@ final class MySqlFamilyLeaseTable extends LeaseTable {
         return renewed;
     }
 
-    private static void bindKeys(PreparedStatement ps, int first, List<LeaseKey> keys) throws SQLException {
-        int i = first;
-        for (LeaseKey k : keys) {
-            ps.setString(i++, k.name());
-            ps.setString(i++, k.owner());
-            ps.setLong(i++, k.token());
-        }
-    }
-
     /** Names are stored as UTF-8 bytes (VARBINARY) so that comparison is exact. */
     private static String name(ResultSet rs, int column) throws SQLException {
         return new String(rs.getBytes(column), StandardCharsets.UTF_8);

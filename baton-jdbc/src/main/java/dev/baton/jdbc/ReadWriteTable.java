@@ -261,7 +261,7 @@ final class ReadWriteTable {
         try (PreparedStatement ps = c.prepareStatement("UPDATE " + rw + " SET expires_at = " + plus("?")
                 + " WHERE expires_at > " + now + " AND mode IN ('r', 'w') AND " + predicate)) {
             ps.setLong(1, leaseMillis);
-            bind(ps, 2, keys);
+            LeaseTable.bindKeys(ps, 2, keys);
             if (ps.executeUpdate() == keys.size()) {
                 renewed.addAll(keys);
                 return renewed;
@@ -269,7 +269,7 @@ final class ReadWriteTable {
         }
         try (PreparedStatement ps = c.prepareStatement("SELECT name, owner, token, mode FROM " + rw
                 + " WHERE expires_at > " + now + " AND mode IN ('r', 'w') AND " + predicate)) {
-            bind(ps, 1, keys);
+            LeaseTable.bindKeys(ps, 1, keys);
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     LockMode m = rs.getString(4).equals("r") ? LockMode.READ : LockMode.WRITE;
@@ -278,14 +278,5 @@ final class ReadWriteTable {
             }
         }
         return renewed;
-    }
-
-    private static void bind(PreparedStatement ps, int first, List<LeaseKey> keys) throws SQLException {
-        int i = first;
-        for (LeaseKey k : keys) {
-            ps.setString(i++, k.name());
-            ps.setString(i++, k.owner());
-            ps.setLong(i++, k.token());
-        }
     }
 }

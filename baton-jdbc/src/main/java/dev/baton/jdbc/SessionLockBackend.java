@@ -321,27 +321,11 @@ final class SessionLockBackend implements LockBackend {
 
     @Override
     public AcquireResult tryAcquire(String name, String owner, Duration leaseTime) {
-        String key = serverKey(name);
-        register(name, key);
-        Local reservation = new Local(new LeaseKey(name, owner, -1), null, 0);
-        Local present = local.putIfAbsent(key, reservation);
-        if (present != null) {
-            return new AcquireResult.Busy(present.key.owner(), present.key.token(), null);
-        }
-        boolean kept = false;
         main.lock.lock();
         try {
-            AcquireResult r = attempt(main, name, key, null);
-            if (r instanceof AcquireResult.Granted g) {
-                local.put(key, new Local(new LeaseKey(name, owner, g.token()), main, main.generation));
-                kept = true;
-            }
-            return r;
+            return reserveAndAttempt(main, name, owner, null);
         } finally {
             main.lock.unlock();
-            if (!kept) {
-                local.remove(key, reservation);
-            }
         }
     }
 
@@ -350,17 +334,31 @@ final class SessionLockBackend implements LockBackend {
         if (!waiting.lock.tryLock()) {
             return null; // another thread of this client is waiting on the server; poll instead
         }
-        boolean kept = false;
-        String key = serverKey(name);
-        Local reservation = new Local(new LeaseKey(name, owner, -1), null, 0);
         try {
-            Local present = local.putIfAbsent(key, reservation);
-            if (present != null) {
-                return null; // held or tried inside this client: its release wakes us locally
-            }
-            AcquireResult r = attempt(waiting, name, key, maxWait);
+            return reserveAndAttempt(waiting, name, owner, maxWait);
+        } finally {
+            waiting.lock.unlock();
+        }
+    }
+
+    /**
+     * Reserves the key inside the client, then attempts on the session (whose lock the caller holds). A key
+     * reserved by another thread is busy without a round trip; for a blocking caller that means null (its
+     * release inside the client wakes the caller).
+     */
+    private AcquireResult reserveAndAttempt(Session s, String name, String owner, Duration wait) {
+        String key = serverKey(name);
+        register(name, key);
+        Local reservation = new Local(new LeaseKey(name, owner, -1), null, 0);
+        Local present = local.putIfAbsent(key, reservation);
+        if (present != null) {
+            return wait != null ? null : new AcquireResult.Busy(present.key.owner(), present.key.token(), null);
+        }
+        boolean kept = false;
+        try {
+            AcquireResult r = attempt(s, name, key, wait);
             if (r instanceof AcquireResult.Granted g) {
-                local.put(key, new Local(new LeaseKey(name, owner, g.token()), waiting, waiting.generation));
+                local.put(key, new Local(new LeaseKey(name, owner, g.token()), s, s.generation));
                 kept = true;
             }
             return r;
@@ -368,7 +366,6 @@ final class SessionLockBackend implements LockBackend {
             if (!kept) {
                 local.remove(key, reservation);
             }
-            waiting.lock.unlock();
         }
     }
 

@@ -176,15 +176,6 @@ final class SqliteLeaseTable extends LeaseTable {
         }
     }
 
-    private static void bindKeys(PreparedStatement ps, int first, List<LeaseKey> keys) throws SQLException {
-        int i = first;
-        for (LeaseKey k : keys) {
-            ps.setString(i++, k.name());
-            ps.setString(i++, k.owner());
-            ps.setLong(i++, k.token());
-        }
-    }
-
     @Override
     List<LockInfo> inspect(Connection c) throws SQLException {
         List<LockInfo> out = new ArrayList<>();
