@@ -8,6 +8,7 @@ import dev.baton.LockClient;
 import dev.baton.LockException;
 import dev.baton.LockInfo;
 import dev.baton.LockInterruptedException;
+import dev.baton.LockLostException;
 import dev.baton.LockNames;
 import dev.baton.LockTimeoutException;
 import dev.baton.spi.AcquireResult;
@@ -222,11 +223,16 @@ public final class CoreLockClient implements LockClient {
         HoldKey hk = new HoldKey(name, mode, thread.getId());
         Hold existing = holds.get(hk);
         if (existing != null) {
-            if (existing.state() == Hold.State.LOST) {
-                throw existing.invalidReason(now());
+            LockLostException invalid = existing.invalidReason(now());
+            if (invalid == null && existing.tryAddHold()) {
+                return new LeaseHandle(this, existing);
             }
-            existing.addHold();
-            return new LeaseHandle(this, existing);
+            if (existing.state() != Hold.State.RELEASED) {
+                // lost, or past its deadline: a re-entrant hold on it would not be held
+                throw invalid != null ? invalid : existing.invalidReason(now());
+            }
+            // released by another thread a moment ago: acquire afresh
+            holds.remove(hk, existing);
         }
         if (mode != LockMode.EXCLUSIVE) {
             LockMode other = mode == LockMode.READ ? LockMode.WRITE : LockMode.READ;

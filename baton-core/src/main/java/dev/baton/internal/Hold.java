@@ -60,8 +60,13 @@ final class Hold {
         return holdCount;
     }
 
-    synchronized void addHold() {
+    /** Adds a re-entrant hold if the grant is still HELD; false once it was released or lost. */
+    synchronized boolean tryAddHold() {
+        if (state != State.HELD) {
+            return false;
+        }
         holdCount++;
+        return true;
     }
 
     /** Drops one hold; returns true if it was the last one, after which the hold is RELEASED. */

@@ -66,9 +66,35 @@ final class JdbcLeaseBackend implements LockBackend {
         T call(Connection c) throws SQLException;
     }
 
+    /**
+     * Borrows a connection for one call in auto-commit mode (at READ COMMITTED on PostgreSQL), whatever the
+     * pool's defaults: a pool set to {@code autoCommit=false} would otherwise roll a grant back when the
+     * connection is returned, and PostgreSQL's REPEATABLE READ turns a contended upsert into a
+     * serialization error. Both settings are restored before the connection goes back.
+     */
     private <T> T run(String what, SqlCall<T> call) {
         try (Connection c = dataSource.getConnection()) {
-            return call.call(c);
+            boolean autoCommit = c.getAutoCommit();
+            int isolation = table instanceof PostgresLeaseTable ? c.getTransactionIsolation()
+                    : Connection.TRANSACTION_NONE;
+            boolean readCommitted = isolation == Connection.TRANSACTION_NONE
+                    || isolation == Connection.TRANSACTION_READ_COMMITTED;
+            if (!autoCommit) {
+                c.setAutoCommit(true);
+            }
+            if (!readCommitted) {
+                c.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
+            }
+            try {
+                return call.call(c);
+            } finally {
+                if (!readCommitted) {
+                    c.setTransactionIsolation(isolation);
+                }
+                if (!autoCommit) {
+                    c.setAutoCommit(false);
+                }
+            }
         } catch (SQLException e) {
             throw new LockBackendException(description, what + " failed: " + e.getMessage()
                     + " (SQL state " + e.getSQLState() + ")", e);
@@ -77,7 +103,10 @@ final class JdbcLeaseBackend implements LockBackend {
 
     @Override
     public AcquireResult tryAcquire(String name, String owner, Duration leaseTime) {
-        return run("acquire of '" + name + "'", c -> table.tryAcquire(c, name, owner, leaseTime.toMillis()));
+        return run("acquire of '" + name + "'", c -> {
+            AcquireResult.Busy held = table.peek(c, name);
+            return held != null ? held : table.tryAcquire(c, name, owner, leaseTime.toMillis());
+        });
     }
 
     @Override
@@ -116,7 +145,7 @@ final class JdbcLeaseBackend implements LockBackend {
 
     /**
      * Renews plain leases in one statement on the lease table and read-write holds in one on the
-     * read-write table (more only past {@link LeaseTable#RENEW_BATCH} keys), over one connection.
+     * read-write table (more only past {@link LeaseTable#renewBatch} keys), over one connection.
      */
     @Override
     public Set<LeaseKey> renew(Collection<LeaseKey> leases, Duration leaseTime) {
@@ -125,15 +154,17 @@ final class JdbcLeaseBackend implements LockBackend {
         for (LeaseKey k : leases) {
             (k.mode() == LockMode.EXCLUSIVE ? plain : rw).add(k);
         }
+        // the read-write table lists keys as OR terms in every dialect (3 parameters each)
+        int batch = table.dialect() == Dialect.SQLITE ? LeaseTable.renewBatch(Dialect.SQLITE) : 10_000;
+        int plainBatch = LeaseTable.renewBatch(table.dialect());
         return run("renewal of " + leases.size() + " lease(s)", c -> {
             Set<LeaseKey> renewed = new HashSet<>();
-            for (int i = 0; i < plain.size(); i += LeaseTable.RENEW_BATCH) {
-                renewed.addAll(table.renew(c, plain.subList(i, Math.min(plain.size(), i + LeaseTable.RENEW_BATCH)),
+            for (int i = 0; i < plain.size(); i += plainBatch) {
+                renewed.addAll(table.renew(c, plain.subList(i, (int) Math.min(plain.size(), (long) i + plainBatch)),
                         leaseTime.toMillis()));
             }
-            for (int i = 0; i < rw.size(); i += LeaseTable.RENEW_BATCH) {
-                renewed.addAll(rwTable.renew(c, rw.subList(i, Math.min(rw.size(), i + LeaseTable.RENEW_BATCH)),
-                        leaseTime.toMillis()));
+            for (int i = 0; i < rw.size(); i += batch) {
+                renewed.addAll(rwTable.renew(c, rw.subList(i, Math.min(rw.size(), i + batch)), leaseTime.toMillis()));
             }
             return renewed;
         });

@@ -25,8 +25,18 @@ import java.util.Set;
  * by the database clock.
  */
 abstract class LeaseTable {
-    /** Keys per renewal statement; larger batches are split. */
-    static final int RENEW_BATCH = 1000;
+    /**
+     * Keys per renewal statement in the dialects that list them as {@code OR} terms: MySQL allows 65,535
+     * parameters (3 per key); SQLite refuses an expression tree deeper than 1,000, which an {@code OR} of
+     * more than about 300 terms reaches. PostgreSQL passes arrays and renews any number in one statement.
+     */
+    static int renewBatch(Dialect dialect) {
+        return switch (dialect) {
+            case POSTGRESQL -> Integer.MAX_VALUE;
+            case MARIADB, MYSQL -> 20_000;
+            case SQLITE -> 250;
+        };
+    }
 
     final String table;
 
@@ -38,9 +48,16 @@ abstract class LeaseTable {
 
     abstract AcquireResult tryAcquire(Connection c, String name, String owner, long leaseMillis) throws SQLException;
 
+    /**
+     * A read-only look at the row: the holder if it is held now, else null. Attempts look first, so that a
+     * waiter retrying a held lock costs a read, not a write and a commit (a losing upsert still locks the
+     * row and commits).
+     */
+    abstract AcquireResult.Busy peek(Connection c, String name) throws SQLException;
+
     abstract boolean release(Connection c, LeaseKey key) throws SQLException;
 
-    /** Renews up to {@link #RENEW_BATCH} keys; returns the renewed ones. */
+    /** Renews up to {@link #renewBatch} keys; returns the renewed ones. */
     abstract Set<LeaseKey> renew(Connection c, List<LeaseKey> keys, long leaseMillis) throws SQLException;
 
     abstract List<LockInfo> inspect(Connection c) throws SQLException;

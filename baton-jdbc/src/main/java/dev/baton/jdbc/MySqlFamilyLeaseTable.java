@@ -123,6 +123,18 @@ final class MySqlFamilyLeaseTable extends LeaseTable {
     }
 
     @Override
+    AcquireResult.Busy peek(Connection c, String name) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT owner, token,"
+                + " TIMESTAMPDIFF(MICROSECOND, " + NOW + ", expires_at) FROM " + table
+                + " WHERE name = ? AND owner IS NOT NULL AND expires_at > " + NOW)) {
+            ps.setString(1, name);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? (AcquireResult.Busy) busy(rs.getString(1), rs.getLong(2), rs.getLong(3)) : null;
+            }
+        }
+    }
+
+    @Override
     boolean release(Connection c, LeaseKey key) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement("UPDATE " + table + " SET owner = NULL,"
                 + " expires_at = LEAST(expires_at, " + NOW + ") WHERE name = ? AND owner = ? AND token = ?")) {

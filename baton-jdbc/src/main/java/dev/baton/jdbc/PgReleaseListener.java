@@ -18,11 +18,15 @@ import java.util.concurrent.TimeUnit;
  * One {@code LISTEN} connection per client, on its own daemon thread. Each release notification wakes the
  * waiters for that name. If the connection drops, the thread reconnects with capped exponential backoff
  * and tells the core to resynchronise (notifications sent meanwhile are lost, so every waiter retries);
- * until then waiters fall back to their bounded backoff poll.
+ * until then waiters fall back to their bounded backoff poll. A {@code SELECT 1} every 5 s under a network
+ * timeout notices a half-open connection that would otherwise just stay silent.
  */
 final class PgReleaseListener implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(PgReleaseListener.class);
     private static final int POLL_MILLIS = 250;
+    /** A round trip every 5 s proves the connection alive; a dead one fails within the network timeout. */
+    private static final int PROBE_EVERY_POLLS = 20;
+    private static final int NETWORK_TIMEOUT_MILLIS = 15_000;
 
     private final DataSource dataSource;
     private final String channel;
@@ -68,6 +72,8 @@ final class PgReleaseListener implements AutoCloseable {
         while (!closed) {
             try (Connection c = dataSource.getConnection()) {
                 c.setAutoCommit(true);
+                // a half-open connection must fail rather than wait forever: the periodic probe below hits this
+                c.setNetworkTimeout(Runnable::run, NETWORK_TIMEOUT_MILLIS);
                 try (Statement st = c.createStatement()) {
                     st.execute("LISTEN " + channel);
                 }
@@ -80,7 +86,13 @@ final class PgReleaseListener implements AutoCloseable {
                     listener.resynchronize();
                 }
                 backoff = 100;
+                int polls = 0;
                 while (!closed) {
+                    if (++polls % PROBE_EVERY_POLLS == 0) {
+                        try (Statement st = c.createStatement()) {
+                            st.execute("SELECT 1");
+                        }
+                    }
                     PGNotification[] notes = pg.getNotifications(POLL_MILLIS);
                     if (notes != null) {
                         for (PGNotification n : notes) {

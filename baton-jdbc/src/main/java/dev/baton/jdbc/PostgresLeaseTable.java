@@ -86,6 +86,19 @@ final class PostgresLeaseTable extends LeaseTable {
     }
 
     @Override
+    AcquireResult.Busy peek(Connection c, String name) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT owner, token,"
+                + " ceil(extract(epoch FROM (expires_at - now())) * 1000)::bigint FROM " + table
+                + " WHERE name = ? AND owner IS NOT NULL AND expires_at > now()")) {
+            ps.setString(1, name);
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next() ? new AcquireResult.Busy(rs.getString(1), rs.getLong(2),
+                        Duration.ofMillis(Math.max(0, rs.getLong(3)))) : null;
+            }
+        }
+    }
+
+    @Override
     boolean release(Connection c, LeaseKey key) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(releaseSql)) {
             ps.setString(1, key.name());

@@ -87,6 +87,8 @@ final class ReadWriteTable {
     AcquireResult tryAcquire(Connection c, String name, LockMode mode, String owner, long leaseMillis)
             throws SQLException {
         ensureGate(c, name);
+        // the caller (JdbcLeaseBackend.run) holds the connection at READ COMMITTED on PostgreSQL, so the
+        // read after the gate lock sees every grant committed before it (REPEATABLE READ would not)
         boolean ac = c.getAutoCommit();
         c.setAutoCommit(false);
         try {

@@ -69,6 +69,8 @@ final class SessionLockBackend implements LockBackend {
     private final String table;
     private final String description;
     private final SessionOptions options;
+    /** Bound on any single call on a dedicated session; blocking waits are sliced far below it. */
+    private static final Duration NETWORK_TIMEOUT = Duration.ofSeconds(15);
     private final Session main = new Session("main");
     private final Session waiting = new Session("waiting");
     /** Server key → the local holder (token -1 while an attempt is in flight). */
@@ -185,9 +187,25 @@ final class SessionLockBackend implements LockBackend {
             if (conn != null) {
                 return conn;
             }
+            try {
+                return openOnce();
+            } catch (SQLException e) {
+                if (!connectionGone(e)) {
+                    throw e;
+                }
+                // the pool handed out a connection that died idle (its server session was ended): one more try
+                log.debug("{}: {} session: a pooled connection was dead ({}); trying another", description, role,
+                        e.getMessage());
+                return openOnce();
+            }
+        }
+
+        private Connection openOnce() throws SQLException {
             Connection c = dataSource.getConnection();
             try {
                 c.setAutoCommit(true);
+                // a dedicated connection must not hang forever on a dead network path
+                c.setNetworkTimeout(Runnable::run, (int) NETWORK_TIMEOUT.toMillis());
                 try (Statement st = c.createStatement()) {
                     if (dialect == Dialect.POSTGRESQL) {
                         st.execute("SET tcp_keepalives_idle = " + options.keepaliveIdle().toSeconds());
@@ -211,22 +229,37 @@ final class SessionLockBackend implements LockBackend {
                 log.debug("{}: {} session opened (server id {})", description, role, first);
                 return c;
             } catch (SQLException | RuntimeException e) {
-                closeQuietly(c);
+                ConnectionSupport.discard(dataSource, c, description + " " + role + " session that failed to open");
                 throw e;
             }
         }
 
-        /** The connection failed for good: close it; leases on it are lost, the next use opens anew. */
+        /**
+         * The session failed, or may hold something we cannot account for: discard the connection (evicted
+         * from the pool, never returned with locks or settings on it); leases on it are lost; the next use
+         * opens a new session.
+         */
         void broken(SQLException cause) {
-            log.warn("{}: {} session (server id {}) is gone: {}", description, role, serverId,
+            log.warn("{}: {} session (server id {}) is gone or unusable: {}", description, role, serverId,
                     cause == null ? "session moved" : cause.getMessage());
-            closeQuietly(conn);
-            conn = null;
+            discard();
             local.values().removeIf(l -> l.session == this);
-            for (RwState st : rwLocal.values()) {
-                synchronized (st) {
-                    st.holders.values().removeIf(l -> l.session == this);
-                }
+            for (Long key : List.copyOf(rwLocal.keySet())) {
+                rwLocal.computeIfPresent(key, (k, st) -> {
+                    synchronized (st) {
+                        int before = st.holders.size();
+                        st.holders.values().removeIf(l -> l.session == this);
+                        st.count -= before - st.holders.size();
+                        return st.count <= 0 ? null : st;
+                    }
+                });
+            }
+        }
+
+        void discard() {
+            if (conn != null) {
+                ConnectionSupport.discard(dataSource, conn, description + " " + role + " session");
+                conn = null;
             }
         }
 
@@ -269,20 +302,9 @@ final class SessionLockBackend implements LockBackend {
         }
     }
 
-    private static void closeQuietly(Connection c) {
-        if (c != null) {
-            try {
-                c.close();
-            } catch (SQLException ignored) {
-                // already gone
-            }
-        }
-    }
-
     /** Whether an error means the session is gone for good (as opposed to a timeout or a bad statement). */
     private static boolean fatal(Connection c, SQLException e) {
-        String state = e.getSQLState() == null ? "" : e.getSQLState();
-        if (state.startsWith("08") || state.startsWith("57P") || state.equals("70100") || e.getErrorCode() == 1927) {
+        if (connectionGone(e)) {
             return true;
         }
         try {
@@ -290,6 +312,12 @@ final class SessionLockBackend implements LockBackend {
         } catch (SQLException ignored) {
             return true;
         }
+    }
+
+    /** By its SQL state: the server ended the session, or the connection broke. */
+    private static boolean connectionGone(SQLException e) {
+        String state = e.getSQLState() == null ? "" : e.getSQLState();
+        return state.startsWith("08") || state.startsWith("57P") || state.equals("70100") || e.getErrorCode() == 1927;
     }
 
     // ---- names -----------------------------------------------------------------------------------
@@ -380,9 +408,9 @@ final class SessionLockBackend implements LockBackend {
             if (wait != null && isLockWaitTimeout(e)) {
                 return new AcquireResult.Busy(null, -1, null);
             }
-            if (fatal(c, e)) {
-                s.broken(e);
-            }
+            // the lock may have been granted inside the failed statement (session locks ignore rollback), so
+            // the session can no longer be accounted for: discard it, and its leases report lost
+            s.broken(e);
             throw new LockBackendException(description, "acquire of '" + name + "' on the " + s.role
                     + " session failed: " + e.getMessage() + " (SQL state " + e.getSQLState() + ")", e);
         }
@@ -566,9 +594,7 @@ final class SessionLockBackend implements LockBackend {
             if (wait != null && isLockWaitTimeout(e)) {
                 return new AcquireResult.Busy(null, -1, null);
             }
-            if (fatal(c, e)) {
-                s.broken(e);
-            }
+            s.broken(e); // as in attempt(): a grant inside the failed statement cannot be accounted for
             throw new LockBackendException(description, mode.name().toLowerCase() + " acquire of '" + name
                     + "' failed: " + e.getMessage() + " (SQL state " + e.getSQLState() + ")", e);
         } finally {
@@ -618,11 +644,12 @@ final class SessionLockBackend implements LockBackend {
                 }
             }
         } catch (SQLException e) {
+            s.broken(e); // as in release(): the server frees what the discarded session held
             if (fatal(c, e)) {
-                s.broken(e);
                 return false;
             }
-            throw new LockBackendException(description, "release of '" + lease.name() + "' failed: " + e.getMessage(), e);
+            throw new LockBackendException(description, "release of '" + lease.name() + "' failed; the session was"
+                    + " discarded, so the server frees the lock: " + e.getMessage(), e);
         } finally {
             s.lock.unlock();
             synchronized (state) {
@@ -666,11 +693,14 @@ final class SessionLockBackend implements LockBackend {
                 }
             }
         } catch (SQLException e) {
+            // a release that failed leaves the lock possibly held on a live session: discard the session so the
+            // server frees it (the session's other leases report lost)
+            s.broken(e);
             if (fatal(c, e)) {
-                s.broken(e);
                 return false; // the server freed it with the session
             }
-            throw new LockBackendException(description, "release of '" + lease.name() + "' failed: " + e.getMessage(), e);
+            throw new LockBackendException(description, "release of '" + lease.name() + "' failed; the session was"
+                    + " discarded, so the server frees the lock: " + e.getMessage(), e);
         } finally {
             s.lock.unlock();
         }
@@ -784,12 +814,14 @@ final class SessionLockBackend implements LockBackend {
         for (Session s : List.of(main, waiting)) {
             s.lock.lock();
             try {
-                closeQuietly(s.conn); // the server frees the session's locks
-                s.conn = null;
+                // discarded, not returned to the pool: the server frees whatever the session still holds,
+                // and its session settings (lock_timeout, keepalive) never reach application code
+                s.discard();
             } finally {
                 s.lock.unlock();
             }
         }
         local.clear();
+        rwLocal.clear();
     }
 }

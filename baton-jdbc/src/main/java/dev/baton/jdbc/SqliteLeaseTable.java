@@ -18,7 +18,7 @@ import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * SQLite: times are milliseconds since the epoch by SQLite's own clock (the host's). An attempt first
- * reads the row (readers do not block the writer in WAL mode); only if the row is free or expired does it
+ * peeks at the row (readers do not block the writer in WAL mode); only if the row is free or expired does it
  * open a write transaction, which SQLite serialises: bump the counter row, upsert with that token where
  * the row may be taken, and read the row back if it could not.
  *
@@ -43,10 +43,6 @@ final class SqliteLeaseTable extends LeaseTable {
 
     @Override
     AcquireResult tryAcquire(Connection c, String name, String owner, long leaseMillis) throws SQLException {
-        AcquireResult.Busy seen = readHolder(c, name);
-        if (seen != null) {
-            return seen;
-        }
         writeTurn.lock();
         try {
             return acquireWriting(c, name, owner, leaseMillis);
@@ -95,6 +91,11 @@ final class SqliteLeaseTable extends LeaseTable {
         } finally {
             c.setAutoCommit(ac);
         }
+    }
+
+    @Override
+    AcquireResult.Busy peek(Connection c, String name) throws SQLException {
+        return readHolder(c, name);
     }
 
     /** The holder if the row is held now, else null. */
