@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Builds Baton and its benchmark module, then runs every workload (W0 floors, W1 uncontended, W2 contended,
+# W3 many locks) for every subject against the servers of scripts/start-servers.sh, plus an in-process
+# ZooKeeper. Writes bench/results/<time>-<mode>.{md,json} and bench/results/latest-<mode>.{md,json}.
+#
+#   bench/run.sh            full run (about 10 minutes), the one docs/BENCHMARKS.md quotes
+#   bench/run.sh --quick    smoke run (about 2 minutes): CI uses it to check that everything runs and that the
+#                           safety columns are zero (exit 1 if not, 2 if a subject failed); never a speed threshold
+# Extra arguments go to the harness: --only ID,ID  --workloads w0,w1,w2,w3  --out DIR
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/start-servers.sh
+mvn -q -B -ntp install -DskipTests -pl baton-core,baton-jdbc -am
+mvn -q -B -ntp -f baton-bench/pom.xml package -DskipTests
+exec java -Xmx2g -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -jar baton-bench/target/baton-bench.jar "$@"
