@@ -28,7 +28,8 @@ import java.util.concurrent.Callable;
         header = "Run commands under distributed locks kept in a database.",
         description = {"With no --url and no $BATON_URL, locks live in the embedded SQLite file"
                 + " ~/.baton/baton.db, shared by every process on this host. A jdbc:postgresql:, jdbc:mariadb:"
-                + " or jdbc:mysql: URL shares them across hosts. The CLI creates its lock table if missing."},
+                + " or jdbc:mysql: URL shares them across hosts. The CLI creates its lock table if missing.",
+                "baton check --url URL … runs the fault-injection checker against a backend (docs/CHECKER.md)."},
         subcommands = {RunCommand.class, ListCommand.class, CommandLine.HelpCommand.class})
 public final class BatonCommand implements Callable<Integer> {
     private static final String LOG_PREFIX = "org.slf4j.simpleLogger.";
@@ -63,6 +64,10 @@ public final class BatonCommand implements Callable<Integer> {
 
     /** Runs the command in this process with the given output and error writers; returns the exit status. */
     static int execute(PrintWriter out, PrintWriter err, String... args) {
+        if (args.length > 0 && args[0].equals("check")) {
+            // the fault-injection checker has its own command line (docs/CHECKER.md)
+            return dev.baton.checker.CheckCommand.execute(out, err, java.util.Arrays.copyOfRange(args, 1, args.length));
+        }
         CommandLine cli = new CommandLine(new BatonCommand());
         cli.setOut(out);
         cli.setErr(err);

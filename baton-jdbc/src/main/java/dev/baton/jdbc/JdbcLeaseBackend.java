@@ -73,6 +73,31 @@ final class JdbcLeaseBackend implements LockBackend {
      * serialization error. Both settings are restored before the connection goes back.
      */
     private <T> T run(String what, SqlCall<T> call) {
+        return run(what, call, false);
+    }
+
+    /**
+     * As {@link #run(String, SqlCall)}; an idempotent call ({@code retryOnDeadConnection}: renewal, release)
+     * that failed because the pool handed out a connection whose server session had died is retried once at
+     * once, on another connection, instead of waiting a whole renewal interval (the pool evicts the dead one).
+     */
+    private <T> T run(String what, SqlCall<T> call, boolean retryOnDeadConnection) {
+        try {
+            return attempt(what, call);
+        } catch (LockBackendException e) {
+            if (retryOnDeadConnection && e.getCause() instanceof SQLException se && connectionGone(se)) {
+                return attempt(what + " (retried on another connection)", call);
+            }
+            throw e;
+        }
+    }
+
+    private static boolean connectionGone(SQLException e) {
+        String state = e.getSQLState() == null ? "" : e.getSQLState();
+        return state.startsWith("08") || state.startsWith("57P") || state.equals("70100") || e.getErrorCode() == 1927;
+    }
+
+    private <T> T attempt(String what, SqlCall<T> call) {
         try (Connection c = dataSource.getConnection()) {
             boolean autoCommit = c.getAutoCommit();
             int isolation = table instanceof PostgresLeaseTable ? c.getTransactionIsolation()
@@ -138,9 +163,9 @@ final class JdbcLeaseBackend implements LockBackend {
         String what = "release of '" + lease.name() + "' (token " + lease.token() + ")";
         if (lease.mode() != LockMode.EXCLUSIVE) {
             String channel = table instanceof PostgresLeaseTable pg ? pg.channel() : null;
-            return run(what, c -> rwTable.release(c, lease, channel));
+            return run(what, c -> rwTable.release(c, lease, channel), true);
         }
-        return run(what, c -> table.release(c, lease));
+        return run(what, c -> table.release(c, lease), true);
     }
 
     /**
@@ -167,7 +192,7 @@ final class JdbcLeaseBackend implements LockBackend {
                 renewed.addAll(rwTable.renew(c, rw.subList(i, Math.min(rw.size(), i + batch)), leaseTime.toMillis()));
             }
             return renewed;
-        });
+        }, true);
     }
 
     @Override

@@ -1,0 +1,571 @@
+package dev.baton.checker;
+
+import dev.baton.LockInfo;
+
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Checks a scenario's record. Safety comes from the resource's access record and the workers' own
+ * histories, never from what the fence decided or what the backend claims:
+ * <ul>
+ *   <li>(a) fenced exclusion: per lock, accepted accesses never go back to a lower token (so each token's
+ *       accesses form one contiguous run), every accepted write is the counter + 1, and the final counter
+ *       equals the number of accepted writes;</li>
+ *   <li>(b) tokens: unique per lock, and if grant A completed before attempt B began, token(A) &lt; token(B);</li>
+ *   <li>(c) liveness: after a fault hit a holder, the next grant of its lock comes within the strategy's
+ *       bound plus {@link ScenarioSpec#MARGIN} (partitions that drop replies: plus the partition's length),
+ *       whenever someone was waiting for it;</li>
+ *   <li>(d) never stuck: the final probe acquires every lock within its bound; no lock is left held and no
+ *       server session of a worker remains once the workers are gone;</li>
+ *   <li>(e) no double outcome: a holder the backend shows is an attempt that did not report failure and
+ *       has the token it reported; an attempt that reported a grant, and has neither released, nor heard
+ *       its lease was lost, nor been faulted, is the holder every sample shows; two attempts that were never
+ *       faulted never believe they hold the same lock at once (and in scenarios without pause or partition,
+ *       no two attempts ever do). Overlap involving a paused or cut-off holder is information: fencing is
+ *       what makes it safe.</li>
+ * </ul>
+ */
+final class Analysis {
+    private static final int MAX_DETAILS = 8;
+
+    /** One acquisition attempt, rebuilt from its worker's events. */
+    static final class Attempt {
+        String id;
+        int w;
+        int g;
+        String lock;
+        long tid = -1;
+        long invokeT;
+        String outcome; // ok, fail, info, or null if the worker ended first
+        long outcomeT;
+        long token = -1;
+        long releaseT = Long.MAX_VALUE;
+        boolean releasedOk;
+        long lostT = Long.MAX_VALUE;
+        long procEnd = Long.MAX_VALUE;
+
+        String key() {
+            return "w" + w + "." + g + "#" + tid;
+        }
+
+        boolean ok() {
+            return "ok".equals(outcome);
+        }
+
+        /** When this attempt stopped believing it held the lock. */
+        long beliefEnd() {
+            return Math.min(Math.min(releaseT, lostT), procEnd);
+        }
+    }
+
+    /** The verdict and figures of one scenario. */
+    record Result(String backend, String backendName, String scenario, ScenarioSpec spec, String verdict,
+                  String verdictReason, long ops, long attempts, long grants, long timeouts, long unknown,
+                  long accesses, long staleRejected, int faultsInjected, int hits, Map<String, Integer> hitsByMode,
+                  Map<String, Integer> violations, Map<String, String> checkNotes, List<String> details,
+                  long maxRecoveryMs, long recoveryBoundMs, long handOverP50, long handOverP99, long lostNoticeP50,
+                  long lostNoticeP99, int lostNotices, int overlaps, long overlapMs, int samples, List<String> notes) {
+        int totalViolations() {
+            return violations.values().stream().mapToInt(Integer::intValue).sum();
+        }
+    }
+
+    private final Scenario.Record r;
+    private final ScenarioSpec spec;
+    private final Map<String, Attempt> byId = new LinkedHashMap<>();
+    private final Map<String, Attempt> byKey = new HashMap<>();
+    private final Map<String, Integer> violations = new LinkedHashMap<>();
+    private final Map<String, String> checkNotes = new LinkedHashMap<>();
+    private final List<String> details = new ArrayList<>();
+    private final List<String> notes = new ArrayList<>();
+    private final Map<String, List<long[]>> faultWindows = new HashMap<>();
+    private long ops;
+
+    Analysis(Scenario.Record r) {
+        this.r = r;
+        this.spec = r.spec();
+        for (String c : List.of("a", "b", "c", "d", "e")) {
+            violations.put(c, 0);
+        }
+    }
+
+    private void violation(String check, String detail) {
+        violations.merge(check, 1, Integer::sum);
+        if (details.stream().filter(d -> d.startsWith("(" + check + ")")).count() < MAX_DETAILS) {
+            details.add("(" + check + ") " + detail);
+        }
+    }
+
+    private static long ms(long nanos) {
+        return TimeUnit.NANOSECONDS.toMillis(nanos);
+    }
+
+    private String at(long nanos) {
+        return String.format("t+%.3fs", (nanos - r.runStart()) / 1e9);
+    }
+
+    Result analyse() {
+        String scenario = spec.fault();
+        if (r.notApplicable().isPresent()) {
+            return new Result(r.backend(), r.backendName(), scenario, spec, "N/A", r.notApplicable().get(), 0, 0, 0, 0,
+                    0, 0, 0, 0, 0, Map.of(), Map.of(), Map.of(), List.of(), 0, 0, -1, -1, -1, -1, 0, 0, 0, 0,
+                    List.of());
+        }
+        notes.addAll(r.notes());
+        rebuildAttempts();
+        long lease = spec.leaseTime().toNanos();
+        long margin = ScenarioSpec.MARGIN.toNanos();
+        for (Scenario.Fault f : r.faults()) {
+            if (!f.kind().equals("kill")) {
+                faultWindows.computeIfAbsent(f.worker() + "." + f.gen(), k -> new ArrayList<>())
+                        .add(new long[] {f.start(), f.end() + lease + margin});
+            }
+        }
+        checkFencedExclusion();
+        checkTokens();
+        Map<String, Integer> hitsByMode = new TreeMap<>();
+        List<Long> lostNotices = new ArrayList<>();
+        long[] recovery = checkLiveness(hitsByMode, lostNotices);
+        checkNeverStuck();
+        long[] overlap = checkOutcomes();
+        List<Long> handOvers = handOvers();
+
+        long attempts = byId.size();
+        long grants = byId.values().stream().filter(Attempt::ok).count();
+        long timeouts = byId.values().stream().filter(a -> "fail".equals(a.outcome)).count();
+        long unknown = byId.values().stream().filter(a -> a.outcome == null || "info".equals(a.outcome)).count();
+        long stale = r.accesses().stream().filter(a -> !a.accepted()).count();
+        int hits = hitsByMode.values().stream().mapToInt(Integer::intValue).sum();
+        int total = violations.values().stream().mapToInt(Integer::intValue).sum();
+        String verdict;
+        String reason;
+        if (total > 0) {
+            verdict = "FAIL";
+            reason = total + " violation(s)";
+        } else if (grants == 0) {
+            verdict = "INCONCLUSIVE";
+            reason = "no lock was ever granted";
+        } else if (!scenario.equals("none") && hits < 5) {
+            verdict = "INCONCLUSIVE";
+            reason = "only " + hits + " fault(s) hit a holder; at least 5 are needed";
+        } else {
+            verdict = "PASS";
+            reason = scenario.equals("none") ? "no violations (no faults injected)" : "no violations, " + hits + " hits";
+        }
+        lostNotices.sort(null);
+        handOvers.sort(null);
+        return new Result(r.backend(), r.backendName(), scenario, spec, verdict, reason, ops, attempts, grants, timeouts,
+                unknown, r.accesses().size(), stale, r.faults().size(), hits, hitsByMode, violations, checkNotes,
+                details, recovery[0], recovery[1], pct(handOvers, 50), pct(handOvers, 99), pct(lostNotices, 50),
+                pct(lostNotices, 99), lostNotices.size(), (int) overlap[0], overlap[1], r.samples().size(), notes);
+    }
+
+    private static long pct(List<Long> sorted, int p) {
+        if (sorted.isEmpty()) {
+            return -1;
+        }
+        int i = (int) Math.ceil(p / 100.0 * sorted.size()) - 1;
+        return sorted.get(Math.max(0, Math.min(sorted.size() - 1, i)));
+    }
+
+    private void rebuildAttempts() {
+        for (Scenario.Proc p : r.procs()) {
+            for (Map<String, Object> e : Scenario.readEvents(p, notes)) {
+                String type = (String) e.get("type");
+                String op = (String) e.get("op");
+                String id = (String) e.get("a");
+                long t = (Long) e.get("t");
+                if ("invoke".equals(type)) {
+                    ops++;
+                }
+                if (id == null) {
+                    continue;
+                }
+                if (op.equals("acquire") && type.equals("invoke")) {
+                    Attempt a = new Attempt();
+                    a.id = id;
+                    a.w = p.index;
+                    a.g = p.gen;
+                    a.lock = (String) e.get("lock");
+                    a.tid = (Long) e.get("tid");
+                    a.invokeT = t;
+                    a.procEnd = p.ended < 0 ? Long.MAX_VALUE : p.ended;
+                    byId.put(id, a);
+                    byKey.put(a.key(), a);
+                    continue;
+                }
+                Attempt a = byId.get(id);
+                if (a == null) {
+                    continue;
+                }
+                switch (op) {
+                    case "acquire" -> {
+                        a.outcome = type;
+                        a.outcomeT = t;
+                        if (type.equals("ok")) {
+                            a.token = (Long) e.get("token");
+                        }
+                    }
+                    case "release" -> {
+                        if (type.equals("invoke")) {
+                            a.releaseT = Math.min(a.releaseT, t);
+                        } else if (type.equals("ok")) {
+                            a.releasedOk = true;
+                        }
+                    }
+                    case "lost" -> a.lostT = Math.min(a.lostT, t);
+                    default -> {
+                        // resource accesses are judged from the resource's own record
+                    }
+                }
+            }
+        }
+    }
+
+    private boolean faulted(Attempt a, long from, long to) {
+        List<long[]> ws = faultWindows.get(a.w + "." + a.g);
+        if (ws == null) {
+            return false;
+        }
+        for (long[] w : ws) {
+            if (w[0] < to && from < w[1]) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** (a) from the resource's record, in the order it decided. */
+    private void checkFencedExclusion() {
+        Map<String, List<ResourceServer.Access>> perLock = new TreeMap<>();
+        for (ResourceServer.Access a : r.accesses()) {
+            perLock.computeIfAbsent(a.lock(), k -> new ArrayList<>()).add(a);
+        }
+        long staleAccepted = 0;
+        long splitRuns = 0;
+        long badWrites = 0;
+        long acceptedWrites = 0;
+        for (var entry : perLock.entrySet()) {
+            long maxToken = Long.MIN_VALUE;
+            long lastToken = Long.MIN_VALUE;
+            java.util.Set<Long> finishedRuns = new java.util.HashSet<>();
+            long counter = 0;
+            long writes = 0;
+            for (ResourceServer.Access a : entry.getValue()) {
+                if (!a.accepted()) {
+                    continue;
+                }
+                if (a.token() < maxToken) {
+                    staleAccepted++;
+                    violation("a", entry.getKey() + ": " + a.op() + " by " + a.attempt() + " with token " + a.token()
+                            + " accepted after token " + maxToken + " (" + at(a.nanos()) + ")");
+                }
+                if (a.token() != lastToken) {
+                    if (finishedRuns.contains(a.token())) {
+                        splitRuns++;
+                    }
+                    if (lastToken != Long.MIN_VALUE) {
+                        finishedRuns.add(lastToken);
+                    }
+                    lastToken = a.token();
+                }
+                maxToken = Math.max(maxToken, a.token());
+                if (a.op().equals("write")) {
+                    writes++;
+                    if (a.value() != counter + 1) {
+                        badWrites++;
+                        violation("a", entry.getKey() + ": write of " + a.value() + " by " + a.attempt() + " (token "
+                                + a.token() + ") over counter " + counter + ": an update was lost or repeated ("
+                                + at(a.nanos()) + ")");
+                    }
+                    counter = a.value();
+                }
+            }
+            acceptedWrites += writes;
+            long finalCounter = r.counters().getOrDefault(entry.getKey(), 0L);
+            if (finalCounter != writes) {
+                violation("a", entry.getKey() + ": final counter " + finalCounter + " but " + writes
+                        + " accepted increments");
+            }
+        }
+        checkNotes.put("a", "stale accepted " + staleAccepted + ", split token runs " + splitRuns
+                + ", lost/repeated updates " + badWrites + ", " + acceptedWrites + " accepted increments = counters "
+                + r.counters().values());
+    }
+
+    /** (b) from the grants the workers reported. */
+    private void checkTokens() {
+        Map<String, List<Attempt>> perLock = grantsPerLock();
+        int n = 0;
+        for (var entry : perLock.entrySet()) {
+            Map<Long, Attempt> seen = new HashMap<>();
+            for (Attempt a : entry.getValue()) {
+                n++;
+                Attempt other = seen.put(a.token, a);
+                if (other != null) {
+                    violation("b", entry.getKey() + ": token " + a.token + " granted to both " + other.id + " and " + a.id);
+                }
+            }
+            List<Attempt> byOk = new ArrayList<>(entry.getValue());
+            byOk.sort(Comparator.comparingLong(a -> a.outcomeT));
+            List<Attempt> byInvoke = new ArrayList<>(entry.getValue());
+            byInvoke.sort(Comparator.comparingLong(a -> a.invokeT));
+            int i = 0;
+            Attempt maxBefore = null;
+            for (Attempt b : byInvoke) {
+                while (i < byOk.size() && byOk.get(i).outcomeT < b.invokeT) {
+                    Attempt c = byOk.get(i++);
+                    if (maxBefore == null || c.token > maxBefore.token) {
+                        maxBefore = c;
+                    }
+                }
+                if (maxBefore != null && maxBefore.token >= b.token) {
+                    violation("b", entry.getKey() + ": " + b.id + " began after " + maxBefore.id + " was granted token "
+                            + maxBefore.token + " yet got token " + b.token + " (" + at(b.invokeT) + ")");
+                }
+            }
+        }
+        checkNotes.put("b", n + " grants, tokens unique per lock and in real-time order unless listed");
+    }
+
+    private Map<String, List<Attempt>> grantsPerLock() {
+        Map<String, List<Attempt>> perLock = new TreeMap<>();
+        for (Attempt a : byId.values()) {
+            if (a.ok()) {
+                perLock.computeIfAbsent(a.lock, k -> new ArrayList<>()).add(a);
+            }
+        }
+        return perLock;
+    }
+
+    /** Whether the fault hit a holder, from the holder's own history; the attempt if so. */
+    private Attempt hitAttempt(Scenario.Fault f) {
+        Attempt a = byKey.get(f.holder() == null ? "" : keyOf(f.holder()));
+        if (a == null || !a.ok() || a.outcomeT >= f.start() || Math.min(a.releaseT, a.lostT) < f.start()) {
+            return null;
+        }
+        if (f.kind().equals("session-kill") && f.effect() == 0) {
+            return null;
+        }
+        return a;
+    }
+
+    static String keyOf(String holder) {
+        int slash = holder.indexOf('/');
+        int hash = holder.lastIndexOf('#');
+        if (slash < 0 || hash < 0) {
+            return holder;
+        }
+        return holder.substring(0, slash) + holder.substring(hash);
+    }
+
+    /** (c); also counts hits and lost-lease notices. Returns {max recovery ms, bound ms}. */
+    private long[] checkLiveness(Map<String, Integer> hitsByMode, List<Long> lostNotices) {
+        long bound = spec.strategy().handOverBound(spec.leaseTime()).plus(ScenarioSpec.MARGIN).toNanos();
+        long maxRecovery = -1;
+        int measured = 0;
+        int missed = 0;
+        Map<String, List<Attempt>> grants = grantsPerLock();
+        for (Scenario.Fault f : r.faults()) {
+            Attempt hit = hitAttempt(f);
+            if (hit == null) {
+                missed++;
+                continue;
+            }
+            hitsByMode.merge(f.kind().equals("partition") ? f.kind() + ":" + f.mode() : f.kind(), 1, Integer::sum);
+            if (hit.lostT != Long.MAX_VALUE) {
+                lostNotices.add(ms(hit.lostT - f.start()));
+            }
+            if (f.kind().equals("session-kill")) {
+                continue; // a lease outlives its sessions: no hand-over is due
+            }
+            long limit = bound + (f.mode().equals("drop-responses") ? f.end() - f.start() : 0);
+            long next = Long.MAX_VALUE;
+            for (Attempt g : grants.getOrDefault(f.lock(), List.of())) {
+                if (g != hit && g.outcomeT > f.start()) {
+                    next = Math.min(next, g.outcomeT);
+                }
+            }
+            long deadline = f.start() + limit;
+            if (next != Long.MAX_VALUE) {
+                measured++;
+                maxRecovery = Math.max(maxRecovery, next - f.start());
+            }
+            if (next - f.start() > limit && deadline < r.stopAt() && waiting(f.lock(), deadline, hit)) {
+                violation("c", f.kind() + " " + f.mode() + " of w" + f.worker() + "." + f.gen() + " holding " + f.lock()
+                        + " at " + at(f.start()) + ": next grant "
+                        + (next == Long.MAX_VALUE ? "never came" : "after " + ms(next - f.start()) + " ms")
+                        + ", bound " + ms(limit) + " ms, while others waited");
+            }
+        }
+        checkNotes.put("c", measured + " hand-overs after a hit measured; " + missed + " fault(s) missed a holder"
+                + " (it released first or its sessions were already gone); bound " + ms(bound) + " ms = "
+                + spec.strategy().handOverBound(spec.leaseTime()).toMillis() + " ms + margin "
+                + ScenarioSpec.MARGIN.toMillis() + " ms");
+        return new long[] {maxRecovery < 0 ? -1 : ms(maxRecovery), ms(bound)};
+    }
+
+    private boolean waiting(String lock, long t, Attempt exclude) {
+        for (Attempt a : byId.values()) {
+            if (a != exclude && lock.equals(a.lock) && a.invokeT < t
+                    && (a.outcome == null ? a.procEnd > t : a.outcomeT > t) && !(a.w == exclude.w && a.g == exclude.g)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** (d) */
+    private void checkNeverStuck() {
+        long maxProbe = 0;
+        for (Scenario.Probe p : r.probes()) {
+            maxProbe = Math.max(maxProbe, p.millis());
+            if (!p.acquired()) {
+                violation("d", "probe could not acquire " + p.lock() + " after the workers stopped: " + p.message());
+            }
+        }
+        for (LockInfo info : r.orphanRows()) {
+            violation("d", info.name() + " still held by " + info.holder() + " (token " + info.fencingToken()
+                    + ") after the probe");
+        }
+        if (r.orphanSessions() > 0) {
+            violation("d", r.orphanSessions() + " server session(s) of stopped workers remain");
+        }
+        checkNotes.put("d", "probe acquired " + r.probes().stream().filter(Scenario.Probe::acquired).count() + "/"
+                + r.probes().size() + " locks, slowest " + maxProbe + " ms; orphan rows " + r.orphanRows().size()
+                + ", orphan sessions " + r.orphanSessions());
+    }
+
+    /** (e) and belief overlap. Returns {overlaps counted as information, their total ms}. */
+    private long[] checkOutcomes() {
+        int seenFailed = 0;
+        int wrongToken = 0;
+        int unknownHolder = 0;
+        int notSeen = 0;
+        List<Scenario.Sample> samples = r.samples();
+        for (Scenario.Sample s : samples) {
+            for (LockInfo info : s.locks()) {
+                if (!info.held() || info.holder() == null || Scenario.workerOf(info.holder()) == null) {
+                    continue;
+                }
+                Attempt a = byKey.get(keyOf(info.holder()));
+                if (a == null) {
+                    unknownHolder++;
+                    violation("e", info.name() + " held by " + info.holder() + " at " + at(s.s1())
+                            + ", which matches no attempt in the workers' histories");
+                } else if ("fail".equals(a.outcome)) {
+                    seenFailed++;
+                    violation("e", "attempt " + a.id + " reported failure at " + at(a.outcomeT)
+                            + " but the backend showed it holding " + info.name() + " at " + at(s.s1()));
+                } else if (a.ok() && a.token != info.fencingToken()) {
+                    wrongToken++;
+                    violation("e", "attempt " + a.id + " reported token " + a.token + " but the backend showed token "
+                            + info.fencingToken() + " at " + at(s.s1()));
+                }
+            }
+        }
+        for (Attempt a : byId.values()) {
+            if (!a.ok() || faulted(a, a.outcomeT, a.beliefEnd())) {
+                continue;
+            }
+            int lo = firstSampleAfter(samples, a.outcomeT);
+            for (int i = lo; i < samples.size(); i++) {
+                Scenario.Sample s = samples.get(i);
+                if (s.s1() >= a.beliefEnd()) {
+                    break;
+                }
+                LockInfo shown = s.locks().stream().filter(l -> l.name().equals(a.lock)).findFirst().orElse(null);
+                boolean ours = shown != null && shown.held() && shown.holder() != null
+                        && keyOf(shown.holder()).equals(a.key()) && shown.fencingToken() == a.token;
+                if (!ours) {
+                    notSeen++;
+                    violation("e", "attempt " + a.id + " was granted " + a.lock + " (token " + a.token + ") at "
+                            + at(a.outcomeT) + " and still held it, unfaulted, but the backend showed "
+                            + (shown == null ? "no row" : shown.held() ? shown.holder() + " token " + shown.fencingToken()
+                            : "it free") + " at " + at(s.s0()) + ".." + at(s.s1()));
+                    break;
+                }
+            }
+        }
+        // belief overlap
+        boolean faultsThatStall = spec.fault().equals("pause") || spec.fault().equals("partition");
+        int infoOverlaps = 0;
+        long infoMs = 0;
+        int badOverlaps = 0;
+        for (var entry : grantsPerLock().entrySet()) {
+            List<Attempt> list = new ArrayList<>(entry.getValue());
+            list.sort(Comparator.comparingLong(a -> a.outcomeT));
+            for (int i = 0; i < list.size(); i++) {
+                Attempt a = list.get(i);
+                for (int j = i + 1; j < list.size() && list.get(j).outcomeT < a.beliefEnd(); j++) {
+                    Attempt b = list.get(j);
+                    long from = b.outcomeT;
+                    long to = Math.min(a.beliefEnd(), b.beliefEnd());
+                    if (to <= from) {
+                        continue;
+                    }
+                    boolean explained = faultsThatStall && (faulted(a, from, to) || faulted(b, from, to));
+                    if (explained) {
+                        infoOverlaps++;
+                        infoMs += ms(to - from);
+                    } else {
+                        badOverlaps++;
+                        violation("e", entry.getKey() + ": " + a.id + " (token " + a.token + ") and " + b.id + " (token "
+                                + b.token + ") both believed they held it for " + ms(to - from) + " ms from " + at(from)
+                                + (faultsThatStall ? ", neither paused nor cut off" : ""));
+                    }
+                }
+            }
+        }
+        checkNotes.put("e", samples.size() + " samples; failed-seen-as-owner " + seenFailed + ", wrong token "
+                + wrongToken + ", unknown holder " + unknownHolder + ", granted-but-not-shown " + notSeen
+                + ", unexplained belief overlap " + badOverlaps);
+        return new long[] {infoOverlaps, infoMs};
+    }
+
+    private static int firstSampleAfter(List<Scenario.Sample> samples, long t) {
+        int lo = 0;
+        int hi = samples.size();
+        while (lo < hi) {
+            int mid = (lo + hi) >>> 1;
+            if (samples.get(mid).s0() <= t) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        return lo;
+    }
+
+    /** Time from a release to the next grant of the same lock to an attempt that was already waiting. */
+    private List<Long> handOvers() {
+        List<Long> out = new ArrayList<>();
+        for (var entry : grantsPerLock().entrySet()) {
+            List<Attempt> list = new ArrayList<>(entry.getValue());
+            list.sort(Comparator.comparingLong(a -> a.outcomeT));
+            for (int i = 0; i < list.size(); i++) {
+                Attempt a = list.get(i);
+                if (!a.releasedOk || a.lostT < a.releaseT || a.releaseT == Long.MAX_VALUE) {
+                    continue;
+                }
+                for (int j = i + 1; j < list.size(); j++) {
+                    Attempt b = list.get(j);
+                    if (b.outcomeT > a.releaseT) {
+                        if (b.invokeT < a.releaseT) {
+                            out.add(ms(b.outcomeT - a.releaseT));
+                        }
+                        break;
+                    }
+                }
+            }
+        }
+        return out;
+    }
+}

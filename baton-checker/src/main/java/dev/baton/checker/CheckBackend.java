@@ -1,0 +1,50 @@
+package dev.baton.checker;
+
+import dev.baton.LockClient;
+
+import java.net.InetSocketAddress;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * The controller's view of a backend under check: a client of its own (to sample holders and to probe at
+ * the end), where the server listens (so each worker can be given a fault proxy), and the server's
+ * sessions (to kill a holder's and to find orphans). Sessions are identified by the client-side TCP port
+ * of their connection: every worker connects through its own proxy, so the controller knows which ports
+ * belong to which worker without asking the worker.
+ */
+public interface CheckBackend extends AutoCloseable {
+
+    /** A description for the report, such as {@code jdbc-lease/postgresql (table baton_check)}. */
+    String description();
+
+    /** A short name of the backend for the summary table, such as {@code postgresql}. */
+    String shortName();
+
+    /** The controller's client: direct to the server, never faulted. */
+    LockClient client();
+
+    /** Where the server listens, if workers reach it over TCP (so a proxy can be put in between). */
+    Optional<InetSocketAddress> serverAddress();
+
+    /** The URL a worker uses to reach the server through a proxy listening on the given local port. */
+    String urlThroughProxy(int proxyPort);
+
+    /** Why the server's sessions cannot be killed, or empty if {@link #killSessions} works. */
+    Optional<String> sessionKillUnsupported();
+
+    /**
+     * Kills every server session whose client-side port (as the server sees it: the proxy's upstream port)
+     * is in the set.
+     *
+     * @return how many sessions were killed
+     */
+    int killSessions(Set<Integer> clientPorts);
+
+    /** How many server sessions exist now from these client-side ports. */
+    int countSessions(Set<Integer> clientPorts);
+
+    /** Closes the controller's client and connections. */
+    @Override
+    void close();
+}

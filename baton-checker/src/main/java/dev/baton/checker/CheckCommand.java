@@ -1,0 +1,222 @@
+package dev.baton.checker;
+
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.LocalDateTime;
+import java.time.format.DateTimeFormatter;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.Callable;
+
+/**
+ * {@code baton check}: runs contending worker processes against a real backend, injects faults into the
+ * current lock holder, and checks the history (see {@link Analysis}). One scenario per URL and fault; a
+ * block per scenario and a summary table on standard output; exit status {@value #FAIL} if any scenario
+ * FAILed, {@value #INCONCLUSIVE} if none failed but one was INCONCLUSIVE, 0 if all passed (or did not apply).
+ */
+@Command(name = "check", mixinStandardHelpOptions = true, version = "baton check 0.1.0-SNAPSHOT",
+        usageHelpAutoWidth = true, sortOptions = false,
+        header = "Fault-injection checker: proves (or refutes) mutual exclusion and fencing on a real backend.",
+        description = {"Starts --workers worker JVMs contending for --locks locks through the backend at --url,"
+                + " each fencing its work at a resource server in this process, kills, pauses, cuts off or kills"
+                + " the server sessions of the current holder, and checks the history.",
+                "Never point it at a server you cannot afford to have sessions killed on: it terminates the"
+                + " workers' own sessions only, but it does create the table baton_check."})
+public final class CheckCommand implements Callable<Integer> {
+    /** Every scenario passed or did not apply. */
+    public static final int PASS = 0;
+    /** At least one scenario found a violation. */
+    public static final int FAIL = 1;
+    /** No violation, but at least one scenario had too few hits (or grants) to say. */
+    public static final int INCONCLUSIVE = 3;
+    /** Bad arguments. */
+    public static final int USAGE = 64;
+
+    @Option(names = "--url", required = true, paramLabel = "URL",
+            description = "Backend URL; repeat for several backends (jdbc:postgresql:, jdbc:mariadb:, jdbc:mysql:, jdbc:sqlite:).")
+    List<String> urls;
+
+    @Option(names = "--strategy", defaultValue = "lease", paramLabel = "S",
+            description = "Strategy: lease, or a class implementing dev.baton.checker.CheckStrategy (default ${DEFAULT-VALUE}).")
+    String strategy;
+
+    @Option(names = "--profile", paramLabel = "P",
+            description = "quick (CI: lease 1s, 12s per scenario) or standard (lease 2s, 60s per scenario); explicit options win.")
+    String profile;
+
+    @Option(names = "--workers", paramLabel = "N", description = "Worker JVMs (default 6).")
+    Integer workers;
+
+    @Option(names = "--locks", paramLabel = "K", description = "Locks they contend for (default 2).")
+    Integer locks;
+
+    @Option(names = "--lease", paramLabel = "D", description = "Lease time under test (default 2s).")
+    String lease;
+
+    @Option(names = "--duration", paramLabel = "D", description = "Fault-injection time per scenario (default 60s).")
+    String duration;
+
+    @Option(names = "--faults", split = ",", paramLabel = "F",
+            description = "kill, pause, session-kill, partition, none; one scenario each (default all four).")
+    List<String> faults;
+
+    @Option(names = "--allow-restart", description = "Allow the restart fault, which restarts the backend server."
+            + " Not supported yet: with it, --faults restart is refused with a message saying so.")
+    boolean allowRestart;
+
+    @Option(names = "--seed", paramLabel = "N", description = "Seed for the workers' and the nemesis' choices (default: random, printed).")
+    Long seed;
+
+    @Option(names = "--json", paramLabel = "FILE", description = "Also write the results as JSON to FILE.")
+    Path json;
+
+    @Option(names = "--work-dir", paramLabel = "DIR", description = "Where event logs go (default: a new directory under the temp dir).")
+    Path workDir;
+
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
+    private PrintWriter out;
+    private PrintWriter err;
+    private String commandLine;
+
+    /** Picocli instantiates this; use {@link #execute(String...)}. */
+    public CheckCommand() {
+    }
+
+    /** Runs and exits with the status. */
+    public static void main(String[] args) {
+        System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
+        System.exit(execute(args));
+    }
+
+    /** Runs in this process and returns the exit status; output to {@link System#out} and {@link System#err}. */
+    public static int execute(String... args) {
+        return execute(new PrintWriter(System.out, true), new PrintWriter(System.err, true), args);
+    }
+
+    /** Runs with the given writers and returns the exit status. */
+    public static int execute(PrintWriter out, PrintWriter err, String... args) {
+        CheckCommand cmd = new CheckCommand();
+        cmd.out = out;
+        cmd.err = err;
+        cmd.commandLine = "baton check " + String.join(" ", args);
+        CommandLine cli = new CommandLine(cmd);
+        cli.setOut(out);
+        cli.setErr(err);
+        cli.setParameterExceptionHandler((e, a) -> {
+            err.println("baton check: " + e.getMessage());
+            return USAGE;
+        });
+        cli.setExecutionExceptionHandler((e, c, p) -> {
+            if (e instanceof IllegalArgumentException) {
+                err.println("baton check: " + e.getMessage());
+                return USAGE;
+            }
+            err.println("baton check: " + e);
+            e.printStackTrace(err);
+            return 70;
+        });
+        int status = cli.execute(args);
+        out.flush();
+        err.flush();
+        return status;
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        if (out == null) { // run as a picocli subcommand of another command
+            out = spec.commandLine().getOut();
+            err = spec.commandLine().getErr();
+            commandLine = "baton check " + String.join(" ", spec.commandLine().getParseResult().originalArgs());
+        }
+        boolean quick;
+        if (profile == null || profile.equals("standard")) {
+            quick = false;
+        } else if (profile.equals("quick")) {
+            quick = true;
+        } else {
+            throw new IllegalArgumentException("--profile: '" + profile + "' is not quick or standard");
+        }
+        Duration leaseTime = lease != null ? Durations.parse("--lease", lease) : Duration.ofSeconds(quick ? 1 : 2);
+        Duration runTime = duration != null ? Durations.parse("--duration", duration) : Duration.ofSeconds(quick ? 12 : 60);
+        if (leaseTime.toMillis() < 200) {
+            throw new IllegalArgumentException("--lease: at least 200ms, was " + lease);
+        }
+        int n = workers != null ? workers : 6;
+        int k = locks != null ? locks : 2;
+        if (n < 2 || n > 64) {
+            throw new IllegalArgumentException("--workers: 2 to 64, was " + n);
+        }
+        if (k < 1 || k > 64) {
+            throw new IllegalArgumentException("--locks: 1 to 64, was " + k);
+        }
+        Set<String> kinds = new LinkedHashSet<>(faults != null ? faults : List.of("kill", "pause", "session-kill", "partition"));
+        if (kinds.contains("restart")) {
+            throw new IllegalArgumentException(allowRestart
+                    ? "--faults restart: restarting the backend server is not supported by this version of baton check"
+                    : "--faults restart restarts your backend server: it needs --allow-restart, and is not supported"
+                    + " by this version of baton check anyway");
+        }
+        for (String f : kinds) {
+            if (!ScenarioSpec.FAULTS.contains(f)) {
+                throw new IllegalArgumentException("--faults: unknown fault '" + f + "'; use kill, pause, session-kill,"
+                        + " partition or none");
+            }
+        }
+        CheckStrategy strat = Strategies.byName(strategy);
+        for (String u : urls) {
+            strat.validate(u);
+        }
+        long baseSeed = seed != null ? seed : System.nanoTime() & 0xFFFFFF;
+        Path dir = workDir != null ? workDir : Path.of(System.getProperty("java.io.tmpdir"),
+                "baton-check-" + LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")));
+        out.println("baton check: strategy " + strat.name() + ", " + n + " workers, " + k + " locks, lease "
+                + leaseTime.toMillis() + " ms, " + runTime.toSeconds() + " s per scenario, seed " + baseSeed
+                + ", event logs in " + dir);
+        List<Analysis.Result> results = new ArrayList<>();
+        int i = 0;
+        for (String u : urls) {
+            for (String f : kinds) {
+                ScenarioSpec spec = new ScenarioSpec(strat, u, "baton_check", n, k, leaseTime, runTime, f, baseSeed + i,
+                        dir.resolve(i + "-" + f), Fence.STRICT, ScenarioSpec.DEFAULT_WORKER_JVM);
+                i++;
+                Analysis.Result r = new Analysis(new Scenario(spec).run()).analyse();
+                results.add(r);
+                out.print(Report.block(r));
+                out.flush();
+            }
+        }
+        out.println();
+        out.println("command: " + commandLine);
+        out.print(Report.summary(results));
+        if (json != null) {
+            try {
+                Files.writeString(json, Report.json(results, commandLine), StandardCharsets.UTF_8);
+            } catch (IOException e) {
+                err.println("baton check: cannot write " + json + ": " + e.getMessage());
+            }
+        }
+        return status(results);
+    }
+
+    static int status(List<Analysis.Result> results) {
+        if (results.stream().anyMatch(r -> r.verdict().equals("FAIL"))) {
+            return FAIL;
+        }
+        if (results.stream().anyMatch(r -> r.verdict().equals("INCONCLUSIVE"))) {
+            return INCONCLUSIVE;
+        }
+        return PASS;
+    }
+}

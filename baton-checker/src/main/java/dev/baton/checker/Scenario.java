@@ -1,0 +1,475 @@
+package dev.baton.checker;
+
+import dev.baton.Lease;
+import dev.baton.LockInfo;
+import dev.baton.LockTimeoutException;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Random;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Runs one scenario: starts the resource server, a fault proxy per worker (network backends), the workers,
+ * a sampler that lists the backend's holders every {@value #SAMPLE_MS} ms, and the nemesis; then stops the
+ * faults, lets the system settle, stops the workers, probes every lock and looks for orphans, and hands
+ * the whole record to {@link Analysis}.
+ *
+ * <p>The nemesis targets the <em>current holder as the backend reports it</em>: the latest sample's holder
+ * ids ({@code w<index>.<gen>/pid/…#thread}) name the worker process. Whether the fault really hit a holder
+ * is decided afterwards from that worker's own history: it had been granted the lock and had neither
+ * started releasing it nor heard it was lost before the fault began.
+ */
+final class Scenario {
+    static final int SAMPLE_MS = 25;
+
+    /** A fault the nemesis injected. */
+    record Fault(int index, String kind, String mode, int worker, int gen, long pid, String lock, String holder,
+                 long token, long start, long end, int effect) {
+    }
+
+    /** One listing of the backend's locks, made between {@code s0} and {@code s1}. */
+    record Sample(long s0, long s1, List<LockInfo> locks) {
+    }
+
+    /** The end-of-run probe of one lock. */
+    record Probe(String lock, boolean acquired, long millis, String message) {
+    }
+
+    /** A worker process, one generation of one worker slot. */
+    static final class Proc {
+        final int index;
+        final int gen;
+        final Process process;
+        final Path events;
+        final long started = System.nanoTime();
+        volatile long ended = -1;
+        volatile String endCause;
+
+        Proc(int index, int gen, Process process, Path events) {
+            this.index = index;
+            this.gen = gen;
+            this.process = process;
+            this.events = events;
+        }
+    }
+
+    /** Everything a run leaves for the analysis. */
+    record Record(ScenarioSpec spec, String backend, String backendName, List<Proc> procs, List<Fault> faults,
+                  List<Sample> samples, List<ResourceServer.Access> accesses, Map<String, Long> counters,
+                  List<Probe> probes, List<LockInfo> orphanRows, int orphanSessions, long runStart, long faultsEnd,
+                  long stopAt, List<String> notes, Optional<String> notApplicable) {
+    }
+
+    private final ScenarioSpec spec;
+    private final List<Proc> procs = new CopyOnWriteArrayList<>();
+    private final Map<Integer, Proc> current = new ConcurrentHashMap<>();
+    private final List<FaultProxy> proxies = new ArrayList<>();
+    private final Set<Integer> allUpstreamPorts = ConcurrentHashMap.newKeySet();
+    private final List<Fault> faults = new CopyOnWriteArrayList<>();
+    private final List<Sample> samples = new CopyOnWriteArrayList<>();
+    private final Set<Integer> underFault = ConcurrentHashMap.newKeySet();
+    private final List<String> notes = new CopyOnWriteArrayList<>();
+    private final Random random;
+    private CheckBackend backend;
+    private ResourceServer resource;
+    private volatile boolean sampling = true;
+
+    Scenario(ScenarioSpec spec) {
+        this.spec = spec;
+        this.random = new Random(spec.seed());
+    }
+
+    /** Why this scenario cannot run on this backend (SQLite has no sessions or network path), if so. */
+    static Optional<String> notApplicable(ScenarioSpec spec, CheckBackend backend) {
+        if (spec.fault().equals("session-kill") && backend.sessionKillUnsupported().isPresent()) {
+            return backend.sessionKillUnsupported();
+        }
+        if (spec.fault().equals("partition") && backend.serverAddress().isEmpty()) {
+            return Optional.of(backend.shortName() + " is not reached over a network: there is no path to partition");
+        }
+        return Optional.empty();
+    }
+
+    Record run() throws Exception {
+        Files.createDirectories(spec.workDir());
+        backend = spec.strategy().open(spec.url(), spec.table(), spec.leaseTime());
+        try {
+            Optional<String> na = notApplicable(spec, backend);
+            if (na.isPresent()) {
+                return new Record(spec, backend.description(), backend.shortName(), List.of(), List.of(), List.of(),
+                        List.of(), Map.of(), List.of(), List.of(), 0, 0, 0, 0, List.of(), na);
+            }
+            resource = new ResourceServer(spec.fence());
+            try {
+                return runWithResource();
+            } finally {
+                resource.close();
+            }
+        } finally {
+            backend.close();
+        }
+    }
+
+    private Record runWithResource() throws Exception {
+        Optional<InetSocketAddress> server = backend.serverAddress();
+        for (int i = 0; i < spec.workers(); i++) {
+            if (server.isPresent()) {
+                proxies.add(new FaultProxy(server.get()));
+            }
+        }
+        try {
+            for (int i = 0; i < spec.workers(); i++) {
+                spawn(i, 0);
+            }
+            awaitReady(Duration.ofSeconds(90));
+            Thread sampler = new Thread(this::sampleLoop, "sampler");
+            sampler.setDaemon(true);
+            sampler.start();
+            Thread tracker = new Thread(this::trackPorts, "port-tracker");
+            tracker.setDaemon(true);
+            tracker.start();
+            long runStart = System.nanoTime();
+            long end = runStart + spec.duration().toNanos();
+            List<Thread> running = new ArrayList<>();
+            if (!spec.fault().equals("none")) {
+                nemesis(end, running);
+            } else {
+                sleepUntil(end);
+            }
+            for (Thread t : running) {
+                t.join();
+            }
+            long faultsEnd = System.nanoTime();
+            proxies.forEach(FaultProxy::heal);
+            // let the system recover with no faults before stopping it
+            Thread.sleep(Math.max(1000, spec.leaseTime().toMillis()));
+            long stopAt = System.nanoTime();
+            stopWorkers();
+            sampling = false;
+            sampler.join(5000);
+            List<Probe> probes = probe();
+            List<LockInfo> orphanRows = new ArrayList<>();
+            for (LockInfo info : backend.client().list()) {
+                if (info.held()) {
+                    orphanRows.add(info);
+                }
+            }
+            proxies.forEach(FaultProxy::close);
+            int orphanSessions = countOrphanSessions();
+            return new Record(spec, backend.description(), backend.shortName(), List.copyOf(procs),
+                    List.copyOf(faults), List.copyOf(samples), resource.accesses(), resource.counters(), probes,
+                    orphanRows, orphanSessions, runStart, faultsEnd, stopAt, List.copyOf(notes), Optional.empty());
+        } finally {
+            for (Proc p : procs) {
+                p.process.destroyForcibly();
+            }
+            proxies.forEach(FaultProxy::close);
+        }
+    }
+
+    private void spawn(int index, int gen) throws IOException {
+        String java = ProcessHandle.current().info().command().orElse("java");
+        List<String> cmd = new ArrayList<>();
+        cmd.add(java);
+        cmd.addAll(spec.workerJvm());
+        cmd.add("-cp");
+        cmd.add(System.getProperty("java.class.path"));
+        cmd.add(Worker.class.getName());
+        Path events = spec.workDir().resolve("w" + index + "." + gen + ".jsonl");
+        Files.deleteIfExists(events);
+        String url = proxies.isEmpty() ? spec.url() : backend.urlThroughProxy(proxies.get(index).port());
+        cmd.addAll(List.of("strategy=" + Strategies.workerArgument(spec.strategy()), "url=" + url,
+                "table=" + spec.table(), "lease=" + spec.leaseTime().toMillis(), "locks=" + spec.locks(),
+                "index=" + index, "gen=" + gen, "resource=" + resource.port(), "events=" + events,
+                "seed=" + spec.seed(), "wait=" + spec.acquireWait().toMillis()));
+        ProcessBuilder pb = new ProcessBuilder(cmd);
+        pb.redirectOutput(ProcessBuilder.Redirect.DISCARD);
+        pb.redirectError(spec.workDir().resolve("w" + index + "." + gen + ".err").toFile());
+        Proc p = new Proc(index, gen, pb.start(), events);
+        procs.add(p);
+        current.put(index, p);
+        p.process.onExit().thenRun(() -> {
+            if (p.ended < 0) {
+                p.ended = System.nanoTime();
+                p.endCause = "exited with status " + p.process.exitValue();
+                notes.add("worker w" + index + "." + gen + " exited by itself with status " + p.process.exitValue()
+                        + " (see " + spec.workDir().resolve("w" + index + "." + gen + ".err") + ")");
+            }
+        });
+    }
+
+    private void awaitReady(Duration max) throws InterruptedException {
+        long deadline = System.nanoTime() + max.toNanos();
+        for (Proc p : procs) {
+            while (!logged(p.events, "\"op\":\"ready\"")) {
+                if (System.nanoTime() > deadline || !p.process.isAlive()) {
+                    throw new IllegalStateException("worker w" + p.index + "." + p.gen + " did not start within "
+                            + max.toSeconds() + " s; see " + spec.workDir());
+                }
+                Thread.sleep(50);
+            }
+        }
+    }
+
+    private static boolean logged(Path file, String needle) {
+        try {
+            return Files.exists(file) && Files.readString(file, StandardCharsets.UTF_8).contains(needle);
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    private void sampleLoop() {
+        while (sampling) {
+            long s0 = System.nanoTime();
+            try {
+                List<LockInfo> infos = backend.client().list();
+                samples.add(new Sample(s0, System.nanoTime(), infos));
+            } catch (RuntimeException e) {
+                // the backend is busy or briefly unreachable; the next sample will do
+            }
+            try {
+                Thread.sleep(SAMPLE_MS);
+            } catch (InterruptedException e) {
+                return;
+            }
+        }
+    }
+
+    private void trackPorts() {
+        while (sampling) {
+            proxies.forEach(p -> allUpstreamPorts.addAll(p.upstreamPorts()));
+            try {
+                Thread.sleep(100);
+            } catch (InterruptedException e) {
+                return;
+            }
+        }
+    }
+
+    private static void sleepUntil(long nanos) throws InterruptedException {
+        long left;
+        while ((left = nanos - System.nanoTime()) > 0) {
+            TimeUnit.NANOSECONDS.sleep(Math.min(left, TimeUnit.MILLISECONDS.toNanos(200)));
+        }
+    }
+
+    /** Holder id {@code w<index>.<gen>/pid/rand#thread} → {index, gen}, or null for another client. */
+    static int[] workerOf(String holder) {
+        if (holder == null || !holder.startsWith("w")) {
+            return null;
+        }
+        int slash = holder.indexOf('/');
+        int dot = holder.indexOf('.');
+        if (slash < 0 || dot < 0 || dot > slash) {
+            return null;
+        }
+        try {
+            return new int[] {Integer.parseInt(holder.substring(1, dot)), Integer.parseInt(holder.substring(dot + 1, slash))};
+        } catch (NumberFormatException e) {
+            return null;
+        }
+    }
+
+    private void nemesis(long end, List<Thread> running) throws InterruptedException {
+        long gap = Math.max(300, spec.leaseTime().toMillis() * 3 / 5);
+        int maxConcurrent = spec.fault().equals("kill") || spec.fault().equals("session-kill") ? 1
+                : Math.max(1, spec.workers() / 3);
+        int n = 0;
+        while (System.nanoTime() < end) {
+            Thread.sleep(gap / 2 + random.nextInt((int) gap));
+            running.removeIf(t -> !t.isAlive());
+            if (running.size() >= maxConcurrent || samples.isEmpty()) {
+                continue;
+            }
+            Sample last = samples.get(samples.size() - 1);
+            if (System.nanoTime() - last.s1() > TimeUnit.MILLISECONDS.toNanos(250)) {
+                continue; // too old to say who holds what
+            }
+            List<LockInfo> candidates = new ArrayList<>();
+            for (LockInfo info : last.locks()) {
+                int[] w = workerOf(info.holder());
+                if (info.held() && w != null && !underFault.contains(w[0])) {
+                    Proc p = current.get(w[0]);
+                    if (p != null && p.gen == w[1] && p.ended < 0) {
+                        candidates.add(info);
+                    }
+                }
+            }
+            if (candidates.isEmpty()) {
+                continue;
+            }
+            LockInfo target = candidates.get(random.nextInt(candidates.size()));
+            int[] w = workerOf(target.holder());
+            Proc p = current.get(w[0]);
+            underFault.add(w[0]);
+            int index = n++;
+            Thread t = new Thread(() -> {
+                try {
+                    inject(index, p, target);
+                } catch (Exception e) {
+                    notes.add("fault " + index + " (" + spec.fault() + " on w" + p.index + "." + p.gen + ") failed: " + e);
+                } finally {
+                    underFault.remove(p.index);
+                }
+            }, "fault-" + index);
+            t.start();
+            running.add(t);
+        }
+    }
+
+    private void inject(int index, Proc p, LockInfo target) throws Exception {
+        long pid = p.process.pid();
+        switch (spec.fault()) {
+            case "kill" -> {
+                long start = System.nanoTime();
+                p.ended = start;
+                p.endCause = "killed (SIGKILL)";
+                p.process.destroyForcibly();
+                p.process.waitFor(10, TimeUnit.SECONDS);
+                long end = System.nanoTime();
+                faults.add(new Fault(index, "kill", "SIGKILL", p.index, p.gen, pid, target.name(), target.holder(),
+                        target.fencingToken(), start, end, 1));
+                spawn(p.index, p.gen + 1);
+            }
+            case "pause" -> {
+                long start = System.nanoTime();
+                signal("STOP", pid);
+                Thread.sleep(spec.faultLength().toMillis());
+                signal("CONT", pid);
+                long end = System.nanoTime();
+                faults.add(new Fault(index, "pause", "SIGSTOP " + spec.faultLength().toMillis() + " ms", p.index, p.gen,
+                        pid, target.name(), target.holder(), target.fencingToken(), start, end, 1));
+            }
+            case "session-kill" -> {
+                Set<Integer> ports = proxies.get(p.index).upstreamPorts();
+                long start = System.nanoTime();
+                int killed = backend.killSessions(ports);
+                long end = System.nanoTime();
+                faults.add(new Fault(index, "session-kill", killed + " session(s)", p.index, p.gen, pid, target.name(),
+                        target.holder(), target.fencingToken(), start, end, killed));
+            }
+            case "partition" -> {
+                FaultProxy.Mode[] modes = {FaultProxy.Mode.BLACKHOLE, FaultProxy.Mode.RESET, FaultProxy.Mode.DROP_RESPONSES};
+                FaultProxy.Mode mode = modes[index % modes.length];
+                FaultProxy proxy = proxies.get(p.index);
+                long start = System.nanoTime();
+                proxy.fault(mode);
+                Thread.sleep(spec.faultLength().toMillis());
+                proxy.heal();
+                long end = System.nanoTime();
+                faults.add(new Fault(index, "partition", mode.name().toLowerCase(java.util.Locale.ROOT).replace('_', '-'),
+                        p.index, p.gen, pid, target.name(), target.holder(), target.fencingToken(), start, end, 1));
+            }
+            default -> throw new IllegalStateException("no fault " + spec.fault());
+        }
+    }
+
+    private static void signal(String sig, long pid) throws IOException, InterruptedException {
+        Process k = new ProcessBuilder("kill", "-" + sig, Long.toString(pid)).redirectErrorStream(true).start();
+        if (!k.waitFor(10, TimeUnit.SECONDS) || k.exitValue() != 0) {
+            throw new IOException("kill -" + sig + " " + pid + " failed: "
+                    + new String(k.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip());
+        }
+    }
+
+    private void stopWorkers() throws InterruptedException {
+        List<Proc> live = new ArrayList<>();
+        for (Proc p : current.values()) {
+            if (p.ended < 0) {
+                p.ended = System.nanoTime();
+                p.endCause = "stopped (SIGTERM) at the end";
+                p.process.destroy();
+                live.add(p);
+            }
+        }
+        for (Proc p : live) {
+            if (!p.process.waitFor(10, TimeUnit.SECONDS)) {
+                notes.add("worker w" + p.index + "." + p.gen + " did not stop on SIGTERM within 10 s; killed");
+                p.process.destroyForcibly();
+                p.process.waitFor(10, TimeUnit.SECONDS);
+            }
+        }
+    }
+
+    private List<Probe> probe() {
+        Duration bound = spec.strategy().handOverBound(spec.leaseTime()).plus(ScenarioSpec.MARGIN);
+        List<Probe> out = new ArrayList<>();
+        for (int i = 0; i < spec.locks(); i++) {
+            String name = "lock-" + i;
+            long t0 = System.nanoTime();
+            try (Lease lease = backend.client().lock(name).acquire(bound)) {
+                out.add(new Probe(name, true, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0),
+                        "token " + lease.fencingToken()));
+            } catch (LockTimeoutException e) {
+                out.add(new Probe(name, false, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0), e.getMessage()));
+            } catch (RuntimeException e) {
+                out.add(new Probe(name, false, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0), String.valueOf(e)));
+            }
+        }
+        return out;
+    }
+
+    private int countOrphanSessions() throws InterruptedException {
+        if (backend.sessionKillUnsupported().isPresent() || allUpstreamPorts.isEmpty()) {
+            return 0;
+        }
+        Set<Integer> ports = new TreeSet<>(allUpstreamPorts);
+        // the server notices closed connections promptly; give it a moment
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(3);
+        int n;
+        while ((n = backend.countSessions(ports)) > 0 && System.nanoTime() < deadline) {
+            Thread.sleep(100);
+        }
+        return n;
+    }
+
+    /** Reads every worker's event log; a torn last line (kill -9 mid-write) is skipped and counted. */
+    static List<Map<String, Object>> readEvents(Proc p, List<String> notes) {
+        List<Map<String, Object>> out = new ArrayList<>();
+        List<String> lines;
+        try {
+            lines = Files.exists(p.events) ? Files.readAllLines(p.events, StandardCharsets.UTF_8) : List.of();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        for (String line : lines) {
+            if (line.isBlank()) {
+                continue;
+            }
+            try {
+                Map<String, Object> e = Json.parseFlat(line);
+                e.put("w", (long) p.index);
+                e.put("g", (long) p.gen);
+                out.add(e);
+            } catch (IllegalArgumentException e) {
+                notes.add("w" + p.index + "." + p.gen + ": unreadable event line skipped: " + line);
+            }
+        }
+        return Collections.unmodifiableList(out);
+    }
+
+    static Set<String> lockNames(int locks) {
+        Set<String> out = new HashSet<>();
+        for (int i = 0; i < locks; i++) {
+            out.add("lock-" + i);
+        }
+        return out;
+    }
+}

@@ -1,0 +1,62 @@
+package dev.baton.checker;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * One scenario: a strategy on a backend under one kind of fault.
+ *
+ * @param strategy  the strategy under check
+ * @param url       the backend URL
+ * @param table     the checker's lock table (or key prefix)
+ * @param workers   worker processes
+ * @param locks     locks they contend for
+ * @param leaseTime the lease time under test
+ * @param duration  how long faults are injected
+ * @param fault     {@code kill}, {@code pause}, {@code session-kill}, {@code partition} or {@code none}
+ * @param seed      seeds the workers' and the nemesis' choices
+ * @param workDir   where event logs and worker output go
+ * @param fence     the resource's fence ({@link Fence#STRICT} except in the checker's own tests)
+ * @param workerJvm JVM options of the workers
+ */
+public record ScenarioSpec(CheckStrategy strategy, String url, String table, int workers, int locks,
+                           Duration leaseTime, Duration duration, String fault, long seed, Path workDir,
+                           Fence fence, List<String> workerJvm) {
+    /** The faults the checker knows. */
+    public static final List<String> FAULTS = List.of("kill", "pause", "session-kill", "partition", "none");
+    /** Worker JVM options: small heaps, quick start, on a machine shared with other work. */
+    public static final List<String> DEFAULT_WORKER_JVM = List.of("-Xmx64m", "-Xss512k", "-XX:TieredStopAtLevel=1",
+            "-XX:+UseSerialGC", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn");
+    /** Slack added to every time bound for scheduling noise: JVMs on a busy two-core host stall for a while. */
+    public static final Duration MARGIN = Duration.ofMillis(1500);
+
+    public ScenarioSpec {
+        Objects.requireNonNull(strategy, "strategy");
+        Objects.requireNonNull(fence, "fence");
+        if (!FAULTS.contains(fault)) {
+            throw new IllegalArgumentException("unknown fault '" + fault + "'; known: " + FAULTS);
+        }
+        if (workers < 2) {
+            throw new IllegalArgumentException("workers must be at least 2, was " + workers);
+        }
+        if (locks < 1) {
+            throw new IllegalArgumentException("locks must be at least 1, was " + locks);
+        }
+    }
+
+    /** How long a fault lasts: a pause 3× the lease, a partition 2×. */
+    Duration faultLength() {
+        return switch (fault) {
+            case "pause" -> leaseTime.multipliedBy(3);
+            case "partition" -> leaseTime.multipliedBy(2);
+            default -> Duration.ZERO;
+        };
+    }
+
+    /** How long a worker waits for a lock before giving up (and logging {@code fail}). */
+    Duration acquireWait() {
+        return leaseTime.multipliedBy(3);
+    }
+}

@@ -1,0 +1,197 @@
+package dev.baton.checker;
+
+import dev.baton.Lease;
+import dev.baton.LockClient;
+import dev.baton.LockTimeoutException;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.OutputStreamWriter;
+import java.io.Writer;
+import java.net.InetAddress;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Random;
+
+/**
+ * One worker process. Loops until stopped: pick a lock → acquire (bounded wait) → {@code begin(token)} at
+ * the resource → work → read the counter → work (now and then longer than the lease) → write counter + 1 →
+ * {@code end} → release. Every call is logged as {@code invoke} then {@code ok}, {@code fail} (it certainly
+ * did not happen) or {@code info} (outcome unknown). A lost-lease notice is logged and ends the attempt at its
+ * next step; a stale access refused by the resource ends it too.
+ *
+ * <p>Each attempt runs on a fresh thread, so the holder id the backend stores ({@code client id # thread
+ * id}) names exactly one attempt: the controller can tell which attempt a sampled holder is.
+ *
+ * <p>Arguments are {@code key=value}: strategy, url, table, lease (ms), locks, index, gen, resource (port),
+ * events (file), seed, wait (ms).
+ */
+public final class Worker {
+    private final EventLog log;
+    private final LockClient client;
+    private final Map<String, String> args;
+    private final Random random;
+    private final int locks;
+    private final long leaseMs;
+    private final Duration wait;
+    private final String id;
+    private final Socket resource;
+    private volatile boolean stopping;
+    private final BufferedReader resIn;
+    private final Writer resOut;
+
+    private Worker(Map<String, String> args, EventLog log, LockClient client, Socket resource) throws IOException {
+        this.args = args;
+        this.log = log;
+        this.client = client;
+        this.locks = Integer.parseInt(args.get("locks"));
+        this.leaseMs = Long.parseLong(args.get("lease"));
+        this.wait = Duration.ofMillis(Long.parseLong(args.get("wait")));
+        this.id = "w" + args.get("index") + "." + args.get("gen");
+        this.random = new Random(Long.parseLong(args.get("seed")) * 7919 + Long.parseLong(args.get("index")) * 104729
+                + Long.parseLong(args.get("gen")));
+        this.resource = resource;
+        this.resIn = new BufferedReader(new InputStreamReader(resource.getInputStream(), StandardCharsets.UTF_8));
+        this.resOut = new OutputStreamWriter(resource.getOutputStream(), StandardCharsets.UTF_8);
+    }
+
+    /** Entry point of a worker JVM. */
+    public static void main(String[] argv) throws Exception {
+        Map<String, String> args = new HashMap<>();
+        for (String a : argv) {
+            int eq = a.indexOf('=');
+            args.put(a.substring(0, eq), a.substring(eq + 1));
+        }
+        EventLog log = new EventLog(Path.of(args.get("events")));
+        String identity = "w" + args.get("index") + "." + args.get("gen");
+        log.log("type", "info", "op", "start", "pid", ProcessHandle.current().pid());
+        CheckStrategy strategy = Strategies.byName(args.get("strategy"));
+        LockClient client = null;
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        while (client == null) {
+            try {
+                client = strategy.newClient(args.get("url"), args.get("table"),
+                        Duration.ofMillis(Long.parseLong(args.get("lease"))), identity);
+            } catch (RuntimeException e) {
+                log.log("type", "info", "op", "connect", "msg", String.valueOf(e));
+                if (System.nanoTime() - deadline > 0) {
+                    System.exit(3);
+                }
+                Thread.sleep(200);
+            }
+        }
+        log.log("type", "info", "op", "ready", "client", client.clientId());
+        Socket res = new Socket(InetAddress.getLoopbackAddress(), Integer.parseInt(args.get("resource")));
+        res.setTcpNoDelay(true);
+        Worker w = new Worker(args, log, client, res);
+        LockClient c = client;
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            w.stopping = true;
+            log.log("type", "info", "op", "stop");
+            try {
+                c.close(); // releases any held lease
+            } catch (RuntimeException ignored) {
+                // stopping anyway
+            }
+            log.log("type", "info", "op", "stopped");
+        }));
+        w.loop();
+    }
+
+    private void loop() throws InterruptedException {
+        long n = 0;
+        while (!stopping) {
+            String attempt = id + "." + n++;
+            String lock = "lock-" + random.nextInt(locks);
+            long hold1 = 10 + random.nextInt(140);
+            long hold2 = random.nextInt(100) < 7 ? leaseMs + leaseMs / 5 + random.nextInt((int) Math.max(1, leaseMs / 2))
+                    : 10 + random.nextInt(140);
+            Thread t = new Thread(() -> attempt(attempt, lock, hold1, hold2), "attempt-" + attempt);
+            t.start();
+            t.join();
+            Thread.sleep(random.nextInt(20));
+        }
+    }
+
+    /** Thrown to end an attempt early: a stale access, a lost lease, or an unreachable resource. */
+    private static final class Abort extends Exception {
+        Abort() {
+            super(null, null, false, false);
+        }
+    }
+
+    private void attempt(String a, String lock, long hold1, long hold2) {
+        long tid = Thread.currentThread().getId();
+        log.log("type", "invoke", "op", "acquire", "a", a, "lock", lock, "tid", tid);
+        Lease lease;
+        try {
+            lease = client.lock(lock).acquire(wait);
+        } catch (LockTimeoutException e) {
+            log.log("type", "fail", "op", "acquire", "a", a, "lock", lock, "msg", e.getMessage());
+            return;
+        } catch (RuntimeException e) {
+            log.log("type", "info", "op", "acquire", "a", a, "lock", lock, "msg", String.valueOf(e));
+            return;
+        }
+        long token = lease.fencingToken();
+        log.log("type", "ok", "op", "acquire", "a", a, "lock", lock, "token", token, "holder", lease.holderId());
+        Thread me = Thread.currentThread();
+        lease.onLost(e -> {
+            log.log("type", "info", "op", "lost", "a", a, "lock", lock, "token", token, "msg", e.getMessage());
+            me.interrupt();
+        });
+        try {
+            access("begin", lock, token, a, 0);
+            Thread.sleep(hold1);
+            long value = access("read", lock, token, a, 0);
+            Thread.sleep(hold2);
+            access("write", lock, token, a, value + 1);
+            access("end", lock, token, a, 0);
+        } catch (Abort | InterruptedException e) {
+            // logged where it happened
+        } finally {
+            Thread.interrupted();
+            log.log("type", "invoke", "op", "release", "a", a, "lock", lock, "token", token);
+            try {
+                lease.close();
+                log.log("type", "ok", "op", "release", "a", a, "lock", lock, "token", token);
+            } catch (RuntimeException e) {
+                log.log("type", "info", "op", "release", "a", a, "lock", lock, "token", token, "msg", String.valueOf(e));
+            }
+        }
+    }
+
+    private long access(String op, String lock, long token, String a, long value) throws Abort, InterruptedException {
+        if (Thread.currentThread().isInterrupted()) {
+            throw new InterruptedException();
+        }
+        log.log("type", "invoke", "op", op, "a", a, "lock", lock, "token", token, "v", op.equals("write") ? value : null);
+        String reply;
+        try {
+            resOut.write(op.toUpperCase(java.util.Locale.ROOT) + " " + lock + " " + token + " " + a
+                    + (op.equals("write") ? " " + value : "") + "\n");
+            resOut.flush();
+            reply = resIn.readLine();
+        } catch (IOException e) {
+            log.log("type", "info", "op", op, "a", a, "lock", lock, "token", token, "msg", String.valueOf(e));
+            throw new Abort();
+        }
+        if (reply != null && reply.startsWith("OK ")) {
+            long v = Long.parseLong(reply.substring(3).trim());
+            log.log("type", "ok", "op", op, "a", a, "lock", lock, "token", token, "v", v);
+            return v;
+        }
+        log.log("type", "fail", "op", op, "a", a, "lock", lock, "token", token, "msg", String.valueOf(reply));
+        throw new Abort();
+    }
+
+    @Override
+    public String toString() {
+        return "Worker[" + id + " " + args.get("url") + " via " + resource + "]";
+    }
+}

@@ -1,0 +1,149 @@
+package dev.baton.checker;
+
+import dev.baton.DistributedLock;
+import dev.baton.Lease;
+import dev.baton.LockClient;
+import dev.baton.spi.ClientSettings;
+import dev.baton.spi.LockClients;
+
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
+import java.time.Duration;
+import java.util.Optional;
+
+
+
+/**
+ * Broken variants for the positive controls, loaded in the workers by class name ({@code --strategy} takes
+ * a class name). Test code only: production code has no hook for any of this.
+ */
+final class BrokenStrategies {
+    private BrokenStrategies() {
+    }
+
+    private static LockClient broken(String url, String table, Duration lease, String identity,
+                                     BrokenPostgresBackend.Defect defect) {
+        JdbcLeaseStrategy.DataSourceHandle ds = JdbcLeaseStrategy.dataSource(url, identity,
+                Duration.ofSeconds(2), "baton-check-" + identity);
+        ClientSettings settings = new ClientSettings(lease, lease.dividedBy(3), Duration.ofMillis(10),
+                Duration.ofMillis(500), identity, System::nanoTime);
+        return LockClients.create(new BrokenPostgresBackend(ds.dataSource(), table, defect), settings);
+    }
+
+    /** Release matches the lock name only. */
+    public static final class ReleaseWithoutOwnerCheck extends JdbcLeaseStrategy {
+        @Override
+        public String name() {
+            return "broken-release-without-owner-check";
+        }
+
+        @Override
+        public LockClient newClient(String url, String table, Duration lease, String identity) {
+            return broken(url, table, lease, identity, BrokenPostgresBackend.Defect.RELEASE_WITHOUT_OWNER_CHECK);
+        }
+    }
+
+    /** Acquire ignores the holder's expiry. */
+    public static final class AcquireWithoutExpiry extends JdbcLeaseStrategy {
+        @Override
+        public String name() {
+            return "broken-acquire-without-expiry";
+        }
+
+        @Override
+        public LockClient newClient(String url, String table, Duration lease, String identity) {
+            return broken(url, table, lease, identity, BrokenPostgresBackend.Defect.ACQUIRE_WITHOUT_EXPIRY);
+        }
+    }
+
+    /** The real strategy, but the worker never hears that a lease was lost and carries on regardless. */
+    public static final class IgnoreLostLeases extends JdbcLeaseStrategy {
+        @Override
+        public String name() {
+            return "lease-ignoring-lost-leases";
+        }
+
+        @Override
+        public LockClient newClient(String url, String table, Duration lease, String identity) {
+            return deaf(super.newClient(url, table, lease, identity));
+        }
+    }
+
+    /**
+     * A client whose leases drop {@code onLost} listeners and always say they are valid. A dynamic proxy, so
+     * it keeps working as the API grows.
+     */
+    static LockClient deaf(LockClient client) {
+        return (LockClient) wrap(client, LockClient.class);
+    }
+
+    private static Object wrap(Object target, Class<?> type) {
+        return Proxy.newProxyInstance(BrokenStrategies.class.getClassLoader(), new Class<?>[] {type}, (proxy, m, args) -> {
+            if (target instanceof Lease) {
+                switch (m.getName()) {
+                    case "onLost", "checkValid" -> {
+                        return null;
+                    }
+                    case "isValid" -> {
+                        return true;
+                    }
+                    default -> {
+                        // delegated below
+                    }
+                }
+            }
+            Object result;
+            try {
+                result = m.invoke(target, args);
+            } catch (InvocationTargetException e) {
+                throw e.getCause();
+            }
+            if (result instanceof Lease l) {
+                return wrap(l, Lease.class);
+            }
+            if (result instanceof Optional<?> o && o.isPresent() && o.get() instanceof Lease l) {
+                return Optional.of(wrap(l, Lease.class));
+            }
+            if (result instanceof DistributedLock d && m.getReturnType() == DistributedLock.class) {
+                return wrap(d, DistributedLock.class);
+            }
+            return result;
+        });
+    }
+
+    /** Fences writes only: reads and begin/end are always accepted and do not raise the mark. */
+    static final Fence WRITES_ONLY = new Fence() {
+        @Override
+        public boolean admits(String op, long token, long highestSeen) {
+            return !op.equals("write") || token >= highestSeen;
+        }
+
+        @Override
+        public boolean raisesMark(String op) {
+            return op.equals("write");
+        }
+
+        @Override
+        public String toString() {
+            return "writes only";
+        }
+    };
+
+    /** No fencing at all. */
+    static final Fence NONE = new Fence() {
+        @Override
+        public boolean admits(String op, long token, long highestSeen) {
+            return true;
+        }
+
+        @Override
+        public boolean raisesMark(String op) {
+            return false;
+        }
+
+        @Override
+        public String toString() {
+            return "none";
+        }
+    };
+}
