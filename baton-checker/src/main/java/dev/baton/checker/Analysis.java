@@ -3,6 +3,7 @@ package dev.baton.checker;
 import dev.baton.LockInfo;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -20,10 +21,12 @@ import java.util.concurrent.TimeUnit;
  *       equals the number of accepted writes;</li>
  *   <li>(b) tokens: unique per lock, and if grant A completed before attempt B began, token(A) &lt; token(B);</li>
  *   <li>(c) liveness: after a fault hit a holder, the next grant of its lock comes within the strategy's
- *       bound plus {@link ScenarioSpec#MARGIN} (partitions that drop replies: plus the partition's length),
+ *       bound plus {@link ScenarioSpec#MARGIN}, counted from the fault's start or, where the strategy lets
+ *       the holder keep the lock while the fault lasts, from its end ({@link CheckStrategy#handOver}),
  *       whenever someone was waiting for it;</li>
  *   <li>(d) never stuck: the final probe acquires every lock within its bound; no lock is left held and no
- *       server session of a worker remains once the workers are gone;</li>
+ *       server session of a worker remains once the workers are gone; and no lock is ever seen held by a
+ *       server session of a worker process that had died more than {@link ScenarioSpec#MARGIN} before;</li>
  *   <li>(e) no double outcome: a holder the backend shows is an attempt that did not report failure and
  *       has the token it reported; an attempt that reported a grant, and has neither released, nor heard
  *       its lease was lost, nor been faulted, is the holder every sample shows; two attempts that were never
@@ -31,6 +34,9 @@ import java.util.concurrent.TimeUnit;
  *       no two attempts ever do). Overlap involving a paused or cut-off holder is information: fencing is
  *       what makes it safe.</li>
  * </ul>
+ * Where the backend shows a lock's holder as a server session (advisory and named locks), the sample names
+ * a worker process, not an attempt: the attempt is the one of that process and lock whose own history
+ * allows it to hold the lock at that time (see {@link #holdUntil}).
  */
 final class Analysis {
     private static final int MAX_DETAILS = 8;
@@ -48,6 +54,10 @@ final class Analysis {
         long token = -1;
         long releaseT = Long.MAX_VALUE;
         boolean releasedOk;
+        /** When the release reported its outcome (ok or info), or MAX_VALUE. */
+        long releaseOutT = Long.MAX_VALUE;
+        /** When the process was seen gone, or MAX_VALUE. */
+        long procExit = Long.MAX_VALUE;
         long lostT = Long.MAX_VALUE;
         long procEnd = Long.MAX_VALUE;
 
@@ -81,6 +91,8 @@ final class Analysis {
     private final ScenarioSpec spec;
     private final Map<String, Attempt> byId = new LinkedHashMap<>();
     private final Map<String, Attempt> byKey = new HashMap<>();
+    /** Attempts per worker process and lock ({@code w.g lock}), in the order they began. */
+    private final Map<String, List<Attempt>> byProcLock = new HashMap<>();
     private final Map<String, Integer> violations = new LinkedHashMap<>();
     private final Map<String, String> checkNotes = new LinkedHashMap<>();
     private final List<String> details = new ArrayList<>();
@@ -197,8 +209,10 @@ final class Analysis {
                     a.tid = (Long) e.get("tid");
                     a.invokeT = t;
                     a.procEnd = p.ended < 0 ? Long.MAX_VALUE : p.ended;
+                    a.procExit = p.exited >= 0 ? p.exited : a.procEnd;
                     byId.put(id, a);
                     byKey.put(a.key(), a);
+                    byProcLock.computeIfAbsent(a.w + "." + a.g + " " + a.lock, k -> new ArrayList<>()).add(a);
                     continue;
                 }
                 Attempt a = byId.get(id);
@@ -216,8 +230,9 @@ final class Analysis {
                     case "release" -> {
                         if (type.equals("invoke")) {
                             a.releaseT = Math.min(a.releaseT, t);
-                        } else if (type.equals("ok")) {
-                            a.releasedOk = true;
+                        } else {
+                            a.releasedOk |= type.equals("ok");
+                            a.releaseOutT = Math.min(a.releaseOutT, t);
                         }
                     }
                     case "lost" -> a.lostT = Math.min(a.lostT, t);
@@ -347,7 +362,8 @@ final class Analysis {
 
     /** Whether the fault hit a holder, from the holder's own history; the attempt if so. */
     private Attempt hitAttempt(Scenario.Fault f) {
-        Attempt a = byKey.get(f.holder() == null ? "" : keyOf(f.holder()));
+        Attempt a = Scenario.isSessionHolder(f.holder()) ? grantedBefore(f.worker(), f.gen(), f.lock(), f.start())
+                : byKey.get(f.holder() == null ? "" : keyOf(f.holder()));
         if (a == null || !a.ok() || a.outcomeT >= f.start() || Math.min(a.releaseT, a.lostT) < f.start()) {
             return null;
         }
@@ -355,6 +371,53 @@ final class Analysis {
             return null;
         }
         return a;
+    }
+
+    /**
+     * A process's attempt on a lock that was granted last before {@code t} (a worker runs one attempt at a
+     * time), or null: the attempt a fault on a session holder hit, if any.
+     */
+    private Attempt grantedBefore(int w, int g, String lock, long t) {
+        Attempt best = null;
+        for (Attempt a : byProcLock.getOrDefault(w + "." + g + " " + lock, List.of())) {
+            if (a.ok() && a.outcomeT < t && (best == null || a.outcomeT > best.outcomeT)) {
+                best = a;
+            }
+        }
+        return best;
+    }
+
+    /**
+     * Until when the server may still show this attempt's hold, from the attempt's own history: a failed
+     * acquire never held; a release that returned freed the lock before it returned; an ambiguous acquire or
+     * release discards the session (the server frees it when it sees the connection close); a dead process's
+     * sessions end when the server sees its connections close. Ambiguous ends get {@link ScenarioSpec#MARGIN}
+     * of slack, or the end of a fault on the process (a cut-off connection closes when the path heals).
+     */
+    private long holdUntil(Attempt a) {
+        if ("fail".equals(a.outcome)) {
+            return a.outcomeT;
+        }
+        long end = Long.MAX_VALUE;
+        if ("info".equals(a.outcome)) {
+            end = settled(a, a.outcomeT);
+        } else if (a.ok() && a.releaseOutT != Long.MAX_VALUE) {
+            end = a.releasedOk && a.lostT == Long.MAX_VALUE ? a.releaseOutT : settled(a, a.releaseOutT);
+        }
+        if (a.procExit != Long.MAX_VALUE) {
+            end = Math.min(end, settled(a, a.procExit));
+        }
+        return end;
+    }
+
+    private long settled(Attempt a, long t) {
+        long end = t + ScenarioSpec.MARGIN.toNanos();
+        for (long[] w : faultWindows.getOrDefault(a.w + "." + a.g, List.of())) {
+            if (w[0] <= t && t < w[1]) {
+                end = Math.max(end, w[1]);
+            }
+        }
+        return end;
     }
 
     static String keyOf(String holder) {
@@ -369,6 +432,8 @@ final class Analysis {
     /** (c); also counts hits and lost-lease notices. Returns {max recovery ms, bound ms}. */
     private long[] checkLiveness(Map<String, Integer> hitsByMode, List<Long> lostNotices) {
         long bound = spec.strategy().handOverBound(spec.leaseTime()).plus(ScenarioSpec.MARGIN).toNanos();
+        long margin = ScenarioSpec.MARGIN.toNanos();
+        Map<String, String> rules = new TreeMap<>();
         long maxRecovery = -1;
         int measured = 0;
         int missed = 0;
@@ -383,32 +448,40 @@ final class Analysis {
             if (hit.lostT != Long.MAX_VALUE) {
                 lostNotices.add(ms(hit.lostT - f.start()));
             }
-            if (f.kind().equals("session-kill")) {
-                continue; // a lease outlives its sessions: no hand-over is due
+            CheckStrategy.HandOver due = spec.strategy().handOver(f.kind(), f.mode(), spec.leaseTime());
+            String kind = f.kind().equals("partition") ? f.kind() + " " + f.mode() : f.kind();
+            rules.put(kind, !due.due() ? "none due (" + due.why() + ")"
+                    : (due.fromEnd() ? "from its end" : "from its start") + " (" + due.why() + ")");
+            if (!due.due()) {
+                continue;
             }
-            long limit = bound + (f.mode().equals("drop-responses") ? f.end() - f.start() : 0);
+            long from = due.fromEnd() ? f.end() : f.start();
+            long limit = due.bound().toNanos() + margin;
             long next = Long.MAX_VALUE;
             for (Attempt g : grants.getOrDefault(f.lock(), List.of())) {
                 if (g != hit && g.outcomeT > f.start()) {
                     next = Math.min(next, g.outcomeT);
                 }
             }
-            long deadline = f.start() + limit;
+            long deadline = from + limit;
             if (next != Long.MAX_VALUE) {
                 measured++;
-                maxRecovery = Math.max(maxRecovery, next - f.start());
+                maxRecovery = Math.max(maxRecovery, next - from);
             }
-            if (next - f.start() > limit && deadline < r.stopAt() && waiting(f.lock(), deadline, hit)) {
-                violation("c", f.kind() + " " + f.mode() + " of w" + f.worker() + "." + f.gen() + " holding " + f.lock()
-                        + " at " + at(f.start()) + ": next grant "
-                        + (next == Long.MAX_VALUE ? "never came" : "after " + ms(next - f.start()) + " ms")
-                        + ", bound " + ms(limit) + " ms, while others waited");
+            if (next - from > limit && deadline < r.stopAt() && waiting(f.lock(), deadline, hit)) {
+                violation("c", kind + " of w" + f.worker() + "." + f.gen() + " holding " + f.lock()
+                        + " at " + at(f.start()) + (due.fromEnd() ? " until " + at(f.end()) : "") + ": next grant "
+                        + (next == Long.MAX_VALUE ? "never came" : "after " + ms(next - from) + " ms")
+                        + ", bound " + ms(limit) + " ms from the fault's " + (due.fromEnd() ? "end" : "start")
+                        + ", while others waited");
             }
         }
+        StringBuilder rule = new StringBuilder();
+        rules.forEach((k, v) -> rule.append("; ").append(k).append(": ").append(v));
         checkNotes.put("c", measured + " hand-overs after a hit measured; " + missed + " fault(s) missed a holder"
                 + " (it released first or its sessions were already gone); bound " + ms(bound) + " ms = "
                 + spec.strategy().handOverBound(spec.leaseTime()).toMillis() + " ms + margin "
-                + ScenarioSpec.MARGIN.toMillis() + " ms");
+                + ScenarioSpec.MARGIN.toMillis() + " ms" + rule);
         return new long[] {maxRecovery < 0 ? -1 : ms(maxRecovery), ms(bound)};
     }
 
@@ -439,13 +512,15 @@ final class Analysis {
             violation("d", r.orphanSessions() + " server session(s) of stopped workers remain");
         }
         checkNotes.put("d", "probe acquired " + r.probes().stream().filter(Scenario.Probe::acquired).count() + "/"
-                + r.probes().size() + " locks, slowest " + maxProbe + " ms; orphan rows " + r.orphanRows().size()
+                + r.probes().size() + " locks, slowest " + maxProbe + " ms; orphan "
+                + (spec.strategy().sessionKillEndsHolds() ? "holds " : "rows ") + r.orphanRows().size()
                 + ", orphan sessions " + r.orphanSessions());
     }
 
     /** (e) and belief overlap. Returns {overlaps counted as information, their total ms}. */
     private long[] checkOutcomes() {
         int seenFailed = 0;
+        int deadHolders = 0;
         int wrongToken = 0;
         int unknownHolder = 0;
         int notSeen = 0;
@@ -453,6 +528,39 @@ final class Analysis {
         for (Scenario.Sample s : samples) {
             for (LockInfo info : s.locks()) {
                 if (!info.held() || info.holder() == null || Scenario.workerOf(info.holder()) == null) {
+                    continue;
+                }
+                if (Scenario.isSessionHolder(info.holder())) {
+                    int[] w = Scenario.workerOf(info.holder());
+                    Attempt any = null;
+                    Attempt failed = null;
+                    for (Attempt c : byProcLock.getOrDefault(w[0] + "." + w[1] + " " + info.name(), List.of())) {
+                        if (c.invokeT < s.s1() && holdUntil(c) > s.s0()) {
+                            if ("fail".equals(c.outcome)) {
+                                failed = c;
+                            } else {
+                                any = c;
+                            }
+                        }
+                    }
+                    long exit = procExit(w[0], w[1]);
+                    if (any != null) {
+                        continue;
+                    }
+                    if (exit != Long.MAX_VALUE && s.s0() - exit > ScenarioSpec.MARGIN.toNanos()) {
+                        deadHolders++;
+                        violation("d", info.name() + " held by a session of w" + w[0] + "." + w[1] + " at " + at(s.s1())
+                                + ", " + ms(s.s0() - exit) + " ms after that process had died (" + info.holder() + ")");
+                    } else if (failed != null) {
+                        seenFailed++;
+                        violation("e", "attempt " + failed.id + " reported failure at " + at(failed.outcomeT)
+                                + " but the backend showed its process's session holding " + info.name() + " at "
+                                + at(s.s1()) + " (" + info.holder() + ")");
+                    } else {
+                        unknownHolder++;
+                        violation("e", info.name() + " held by " + info.holder() + " at " + at(s.s0()) + ".."
+                                + at(s.s1()) + ", when no attempt of that process could hold it by its own history");
+                    }
                     continue;
                 }
                 Attempt a = byKey.get(keyOf(info.holder()));
@@ -464,7 +572,7 @@ final class Analysis {
                     seenFailed++;
                     violation("e", "attempt " + a.id + " reported failure at " + at(a.outcomeT)
                             + " but the backend showed it holding " + info.name() + " at " + at(s.s1()));
-                } else if (a.ok() && a.token != info.fencingToken()) {
+                } else if (a.ok() && info.fencingToken() >= 0 && a.token != info.fencingToken()) {
                     wrongToken++;
                     violation("e", "attempt " + a.id + " reported token " + a.token + " but the backend showed token "
                             + info.fencingToken() + " at " + at(s.s1()));
@@ -483,7 +591,10 @@ final class Analysis {
                 }
                 LockInfo shown = s.locks().stream().filter(l -> l.name().equals(a.lock)).findFirst().orElse(null);
                 boolean ours = shown != null && shown.held() && shown.holder() != null
-                        && keyOf(shown.holder()).equals(a.key()) && shown.fencingToken() == a.token;
+                        && (Scenario.isSessionHolder(shown.holder())
+                        ? Arrays.equals(Scenario.workerOf(shown.holder()), new int[] {a.w, a.g})
+                        : keyOf(shown.holder()).equals(a.key()))
+                        && (shown.fencingToken() < 0 || shown.fencingToken() == a.token);
                 if (!ours) {
                     notSeen++;
                     violation("e", "attempt " + a.id + " was granted " + a.lock + " (token " + a.token + ") at "
@@ -494,8 +605,10 @@ final class Analysis {
                 }
             }
         }
-        // belief overlap
-        boolean faultsThatStall = spec.fault().equals("pause") || spec.fault().equals("partition");
+        // belief overlap: a paused or cut-off holder may believe past its hold; so may one whose sessions were
+        // killed, where the holds end with the session (it hears so at its next renewal probe)
+        boolean faultsThatStall = spec.fault().equals("pause") || spec.fault().equals("partition")
+                || (spec.fault().equals("session-kill") && spec.strategy().sessionKillEndsHolds());
         int infoOverlaps = 0;
         long infoMs = 0;
         int badOverlaps = 0;
@@ -519,15 +632,28 @@ final class Analysis {
                         badOverlaps++;
                         violation("e", entry.getKey() + ": " + a.id + " (token " + a.token + ") and " + b.id + " (token "
                                 + b.token + ") both believed they held it for " + ms(to - from) + " ms from " + at(from)
-                                + (faultsThatStall ? ", neither paused nor cut off" : ""));
+                                + (faultsThatStall ? ", neither of them faulted" : ""));
                     }
                 }
             }
+        }
+        if (spec.strategy().sessionKillEndsHolds()) {
+            checkNotes.put("d", checkNotes.get("d") + "; samples showing a lock held by a dead worker's session "
+                    + deadHolders);
         }
         checkNotes.put("e", samples.size() + " samples; failed-seen-as-owner " + seenFailed + ", wrong token "
                 + wrongToken + ", unknown holder " + unknownHolder + ", granted-but-not-shown " + notSeen
                 + ", unexplained belief overlap " + badOverlaps);
         return new long[] {infoOverlaps, infoMs};
+    }
+
+    private long procExit(int w, int g) {
+        for (Scenario.Proc p : r.procs()) {
+            if (p.index == w && p.gen == g) {
+                return p.exited >= 0 ? p.exited : p.ended >= 0 ? p.ended : Long.MAX_VALUE;
+            }
+        }
+        return Long.MAX_VALUE;
     }
 
     private static int firstSampleAfter(List<Scenario.Sample> samples, long t) {

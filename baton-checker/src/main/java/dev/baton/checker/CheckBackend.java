@@ -1,8 +1,11 @@
 package dev.baton.checker;
 
 import dev.baton.LockClient;
+import dev.baton.LockInfo;
 
 import java.net.InetSocketAddress;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 
@@ -23,6 +26,30 @@ public interface CheckBackend extends AutoCloseable {
 
     /** The controller's client: direct to the server, never faulted. */
     LockClient client();
+
+    /**
+     * A lock as the server shows it.
+     *
+     * @param info       as {@link LockClient#list()} shows it
+     * @param clientPort the client-side TCP port of the server session that holds it, when the holder is a
+     *                   server session rather than a named owner (advisory and named locks); -1 otherwise
+     */
+    record Seen(LockInfo info, int clientPort) {
+    }
+
+    /**
+     * The locks as the server shows them now, in one look. The default is {@link #client()}'s
+     * {@link LockClient#list()}, whose holder ids name the owner; a backend whose holders are server sessions
+     * returns each held lock with its session's client port, so the controller can tell which worker's proxy
+     * (and so which worker process) holds it.
+     */
+    default List<Seen> look() {
+        List<Seen> out = new ArrayList<>();
+        for (LockInfo info : client().list()) {
+            out.add(new Seen(info, -1));
+        }
+        return out;
+    }
 
     /** Where the server listens, if workers reach it over TCP (so a proxy can be put in between). */
     Optional<InetSocketAddress> serverAddress();

@@ -47,8 +47,14 @@ public final class CheckCommand implements Callable<Integer> {
     List<String> urls;
 
     @Option(names = "--strategy", defaultValue = "lease", paramLabel = "S",
-            description = "Strategy: lease, or a class implementing dev.baton.checker.CheckStrategy (default ${DEFAULT-VALUE}).")
+            description = "Strategy: lease (JDBC lease rows), session (PostgreSQL advisory locks, MariaDB/MySQL GET_LOCK),"
+                    + " or a class implementing dev.baton.checker.CheckStrategy (default ${DEFAULT-VALUE}).")
     String strategy;
+
+    @Option(names = "--table", defaultValue = "baton_check", paramLabel = "NAME",
+            description = "The checker's lock table (default ${DEFAULT-VALUE}); another name keeps two runs on one"
+                    + " server apart.")
+    String table;
 
     @Option(names = "--profile", paramLabel = "P",
             description = "quick (CI: lease 1s, 12s per scenario) or standard (lease 2s, 60s per scenario); explicit options win.")
@@ -188,7 +194,7 @@ public final class CheckCommand implements Callable<Integer> {
         int i = 0;
         for (String u : urls) {
             for (String f : kinds) {
-                ScenarioSpec spec = new ScenarioSpec(strat, u, "baton_check", n, k, leaseTime, runTime, f, baseSeed + i,
+                ScenarioSpec spec = new ScenarioSpec(strat, u, table, n, k, leaseTime, runTime, f, baseSeed + i,
                         dir.resolve(i + "-" + f), Fence.STRICT, ScenarioSpec.DEFAULT_WORKER_JVM);
                 i++;
                 Analysis.Result r = new Analysis(new Scenario(spec).run()).analyse();

@@ -49,4 +49,51 @@ public interface CheckStrategy {
      * the checker's scheduling margin: for a lease, the lease time plus the waiter's longest poll.
      */
     Duration handOverBound(Duration leaseTime);
+
+    /**
+     * When a waiter is owed the lock after a fault hit its holder (check (c)).
+     *
+     * @param due     whether a hand-over is owed at all (a lease outlives a killed session: none is)
+     * @param fromEnd whether the bound runs from the fault's end rather than its start (the holder keeps
+     *                the lock, rightly, for as long as the fault lasts)
+     * @param bound   how long after that the strategy promises the lock, before the checker's margin
+     * @param why     one line for the report
+     */
+    record HandOver(boolean due, boolean fromEnd, Duration bound, String why) {
+        /** No hand-over is owed. */
+        public static HandOver none(String why) {
+            return new HandOver(false, false, Duration.ZERO, why);
+        }
+    }
+
+    /**
+     * When a waiter is owed the lock after a fault of this kind hit its holder. The default is the lease
+     * strategy's: {@link #handOverBound} from the fault's start for a kill, pause or partition (from the
+     * partition's end when it drops replies, since renewals still reach the server meanwhile), and nothing
+     * for a session kill. A strategy whose holds end with the server session (advisory locks) owes a
+     * hand-over after a session kill too; {@link #sessionKillEndsHolds} says so.
+     *
+     * @param fault {@code kill}, {@code pause}, {@code session-kill} or {@code partition}
+     * @param mode  the partition's mode ({@code blackhole}, {@code reset}, {@code drop-responses}), else the
+     *              fault's own description
+     */
+    default HandOver handOver(String fault, String mode, Duration leaseTime) {
+        Duration bound = handOverBound(leaseTime);
+        if (fault.equals("session-kill")) {
+            return HandOver.none("a lease outlives its sessions: no hand-over is due");
+        }
+        if (fault.equals("partition") && mode.equals("drop-responses")) {
+            return new HandOver(true, true, bound, "renewals still reach the server while replies are dropped");
+        }
+        return new HandOver(true, false, bound, "the lease runs out, then the waiter's poll");
+    }
+
+    /**
+     * Whether killing a holder's server sessions ends its holds on the server at once, while the holder
+     * still believes it holds (until its next renewal probe): then two attempts may both believe they hold a
+     * lock after a session kill, and only fencing keeps the resource safe, as after a pause.
+     */
+    default boolean sessionKillEndsHolds() {
+        return handOver("session-kill", "", Duration.ofSeconds(1)).due();
+    }
 }

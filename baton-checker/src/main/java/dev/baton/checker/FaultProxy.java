@@ -7,9 +7,12 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * One worker's network path to the server: a TCP proxy on 127.0.0.1 that can cut it in three ways.
@@ -22,7 +25,9 @@ import java.util.concurrent.ConcurrentHashMap;
  *       know whether a statement took effect: its outcomes become ambiguous. Connections whose replies were
  *       dropped are out of step, so they are reset when the fault heals.</li>
  * </ul>
- * The controller knows the proxy's upstream ports, which is how it finds the worker's server sessions.
+ * The controller knows the proxy's upstream ports, which is how it finds the worker's server sessions; the
+ * proxy also keeps a log of every upstream connection it opened (port, the worker generation it served, when
+ * it opened and closed), so a session the server names by its client port can be traced to a worker process.
  */
 final class FaultProxy implements AutoCloseable {
     /** The state of the path. */
@@ -31,18 +36,26 @@ final class FaultProxy implements AutoCloseable {
     private final InetSocketAddress target;
     private final ServerSocket server;
     private final Set<Link> links = ConcurrentHashMap.newKeySet();
+    private final List<Upstream> log = new CopyOnWriteArrayList<>();
+    private volatile int tag;
     private final Object gate = new Object();
     private volatile Mode mode = Mode.NORMAL;
     private volatile boolean closed;
 
     private static final class Link {
         final Socket client;
+        final int tag;
         volatile Socket upstream;
         volatile boolean droppedReplies;
 
-        Link(Socket client) {
+        Link(Socket client, int tag) {
             this.client = client;
+            this.tag = tag;
         }
+    }
+
+    /** One upstream connection: its client-side port, the tag of its link, when it opened. */
+    record Upstream(int port, int tag, long opened) {
     }
 
     FaultProxy(InetSocketAddress target) throws IOException {
@@ -55,6 +68,28 @@ final class FaultProxy implements AutoCloseable {
 
     int port() {
         return server.getLocalPort();
+    }
+
+    /**
+     * Tags the connections accepted from now on (the controller sets the worker's generation before it
+     * starts that generation: the only process that can connect afterwards).
+     */
+    void tag(int t) {
+        tag = t;
+    }
+
+    /**
+     * The upstream connection that had this client-side port at the given time: the latest one opened by
+     * then (its server session may outlive the proxy's side of it by a moment), or empty if none.
+     */
+    Optional<Upstream> upstreamAt(int port, long nanos) {
+        Upstream best = null;
+        for (Upstream u : log) {
+            if (u.port() == port && u.opened() - nanos <= 0 && (best == null || u.opened() - best.opened() > 0)) {
+                best = u;
+            }
+        }
+        return Optional.ofNullable(best);
     }
 
     Mode mode() {
@@ -105,7 +140,7 @@ final class FaultProxy implements AutoCloseable {
         while (!closed) {
             try {
                 Socket client = server.accept();
-                Link link = new Link(client);
+                Link link = new Link(client, tag);
                 if (mode == Mode.RESET) {
                     reset(link);
                     continue;
@@ -130,6 +165,8 @@ final class FaultProxy implements AutoCloseable {
             Socket upstream = new Socket();
             upstream.setTcpNoDelay(true);
             upstream.connect(target, 5000);
+            // logged before any byte flows, so no statement can run on the session before its port is known
+            log.add(new Upstream(upstream.getLocalPort(), link.tag, System.nanoTime()));
             link.upstream = upstream;
             link.client.setTcpNoDelay(true);
             pump(link, link.client, upstream, false);
@@ -175,6 +212,7 @@ final class FaultProxy implements AutoCloseable {
         if (u != null) {
             abort(u);
         }
+
     }
 
     private static void abort(Socket s) {

@@ -3,6 +3,7 @@ package dev.baton.checker;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.baton.LockClient;
+import dev.baton.LockInfo;
 import dev.baton.jdbc.JdbcLocks;
 import dev.baton.spi.AbstractClientBuilder;
 import org.sqlite.SQLiteConfig;
@@ -91,18 +92,34 @@ public class JdbcLeaseStrategy implements CheckStrategy {
                 ? "jdbc:mariadb:" + url.substring("jdbc:mysql:".length()) : url;
     }
 
+    /** The strategy's settings on a builder, for the controller's client and the workers' alike. */
+    protected JdbcLocks.Builder configure(JdbcLocks.Builder builder) {
+        return builder;
+    }
+
+    /** Whether the backend shows a lock's holder as a server session (named by its client port). */
+    protected boolean holdersAreSessions() {
+        return false;
+    }
+
+    /** Connections a worker's pool may open. */
+    protected int workerPoolSize() {
+        return 3;
+    }
+
     @Override
     public CheckBackend open(String url, String table, Duration leaseTime) {
         Kind kind = kind(url);
-        DataSourceHandle ds = dataSource(url, null, Duration.ofSeconds(10), "baton-check-controller");
+        // the controller's client, its sampler and its session killer may each hold connections at once
+        DataSourceHandle ds = dataSource(url, null, Duration.ofSeconds(10), "baton-check-controller", 6);
         try (Connection c = ds.dataSource().getConnection()) {
-            LockClient probeClient = JdbcLocks.builder(ds.dataSource()).tableName(table).leaseTime(leaseTime)
-                    .clientIdPrefix("checker").createTableIfMissing().build();
+            LockClient probeClient = configure(JdbcLocks.builder(ds.dataSource()).tableName(table).leaseTime(leaseTime)
+                    .clientIdPrefix("checker").createTableIfMissing()).build();
             try (Statement st = c.createStatement()) {
                 // the checker's own table: start every scenario from no rows, so no earlier run's leases linger
                 st.executeUpdate("DELETE FROM " + table);
             }
-            return new Backend(kind, url, ds, probeClient, table);
+            return new Backend(kind, url, ds, probeClient, table, holdersAreSessions());
         } catch (SQLException e) {
             ds.close();
             throw new IllegalStateException("cannot prepare " + kind.id + " at " + url + ": " + e.getMessage(), e);
@@ -115,11 +132,11 @@ public class JdbcLeaseStrategy implements CheckStrategy {
     @Override
     public LockClient newClient(String url, String table, Duration leaseTime, String identity) {
         DataSourceHandle ds = dataSource(url, identity, max(leaseTime.multipliedBy(2), Duration.ofSeconds(2)),
-                "baton-check-" + identity);
+                "baton-check-" + identity, workerPoolSize());
         try {
             // the pool lives as long as the worker process: its threads are daemons and its sockets close at exit
-            return JdbcLocks.builder(ds.dataSource()).tableName(table).leaseTime(leaseTime).clientIdPrefix(identity)
-                    .build();
+            return configure(JdbcLocks.builder(ds.dataSource()).tableName(table).leaseTime(leaseTime)
+                    .clientIdPrefix(identity)).build();
         } catch (RuntimeException e) {
             ds.close();
             throw e;
@@ -152,6 +169,12 @@ public class JdbcLeaseStrategy implements CheckStrategy {
      * given socket/connect timeout.
      */
     public static DataSourceHandle dataSource(String url, String identity, Duration timeout, String appName) {
+        return dataSource(url, identity, timeout, appName, 3);
+    }
+
+    /** As {@link #dataSource(String, String, Duration, String)}, with a pool of at most {@code poolSize}. */
+    public static DataSourceHandle dataSource(String url, String identity, Duration timeout, String appName,
+                                              int poolSize) {
         Kind kind = kind(url);
         if (kind == Kind.SQLITE) {
             SQLiteConfig config = new SQLiteConfig();
@@ -164,7 +187,7 @@ public class JdbcLeaseStrategy implements CheckStrategy {
         HikariConfig config = new HikariConfig();
         config.setPoolName(appName);
         config.setJdbcUrl(driverUrl(url));
-        config.setMaximumPoolSize(3);
+        config.setMaximumPoolSize(poolSize);
         config.setMinimumIdle(1);
         config.setConnectionTimeout(Math.max(250, timeout.toMillis()));
         config.setValidationTimeout(Math.max(250, Math.min(1000, timeout.toMillis() / 2)));
@@ -190,13 +213,71 @@ public class JdbcLeaseStrategy implements CheckStrategy {
         private final DataSourceHandle ds;
         private final LockClient client;
         private final String table;
+        private final boolean sessions;
 
-        Backend(Kind kind, String url, DataSourceHandle ds, LockClient client, String table) {
+        Backend(Kind kind, String url, DataSourceHandle ds, LockClient client, String table, boolean sessions) {
             this.kind = kind;
             this.url = url;
             this.ds = ds;
             this.client = client;
             this.table = table;
+            this.sessions = sessions;
+        }
+
+        /**
+         * Session locks: every held lock with the holding session's client port, listing and lookup in one
+         * statement (so a session that ends meanwhile cannot be confused with another). The holder text is
+         * what {@link LockClient#list()} shows: {@code application_name (pid N)} or {@code connection N}.
+         */
+        @Override
+        public List<Seen> look() {
+            if (!sessions) {
+                return CheckBackend.super.look();
+            }
+            String sql = kind == Kind.POSTGRESQL
+                    ? "SELECT n.name, coalesce(a.application_name, '') || ' (pid ' || l.pid || ')', a.client_port"
+                      + " FROM pg_locks l JOIN " + table + "_names n"
+                      + " ON n.lock_key = ((l.classid::bigint << 32) | l.objid::bigint)"
+                      + " LEFT JOIN pg_stat_activity a ON a.pid = l.pid"
+                      + " WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1"
+                      + " AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+                    : "SELECT u.name, CONCAT('connection ', u.id), p.HOST FROM (SELECT name, IS_USED_LOCK(lock_key) AS id"
+                      + " FROM " + table + "_names) u LEFT JOIN information_schema.PROCESSLIST p ON p.ID = u.id"
+                      + " WHERE u.id IS NOT NULL";
+            List<Seen> out = new ArrayList<>();
+            try (Connection c = ds.dataSource().getConnection(); PreparedStatement ps = c.prepareStatement(sql);
+                 ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    String name = kind == Kind.POSTGRESQL ? rs.getString(1)
+                            : new String(rs.getBytes(1), java.nio.charset.StandardCharsets.UTF_8);
+                    int port = -1;
+                    if (kind == Kind.POSTGRESQL) {
+                        port = rs.getInt(3);
+                        if (rs.wasNull()) {
+                            port = -1;
+                        }
+                    } else {
+                        port = portOf(rs.getString(3));
+                    }
+                    out.add(new Seen(new LockInfo(name, rs.getString(2), -1, null, null, true), port));
+                }
+            } catch (SQLException e) {
+                throw new IllegalStateException("cannot list session locks on " + url + ": " + e.getMessage(), e);
+            }
+            return out;
+        }
+
+        /** The port of a MariaDB/MySQL {@code HOST} column ({@code 127.0.0.1:54321}), or -1. */
+        private static int portOf(String host) {
+            int colon = host == null ? -1 : host.lastIndexOf(':');
+            if (colon < 0) {
+                return -1;
+            }
+            try {
+                return Integer.parseInt(host.substring(colon + 1));
+            } catch (NumberFormatException e) {
+                return -1; // a socket connection without a port
+            }
         }
 
         @Override
@@ -266,14 +347,9 @@ public class JdbcLeaseStrategy implements CheckStrategy {
                             + " WHERE ID <> CONNECTION_ID()");
                          ResultSet rs = ps.executeQuery()) {
                         while (rs.next()) {
-                            String host = rs.getString(2);
-                            int colon = host == null ? -1 : host.lastIndexOf(':');
-                            if (colon > 0) {
-                                try {
-                                    out.add(new Session(rs.getLong(1), Integer.parseInt(host.substring(colon + 1))));
-                                } catch (NumberFormatException ignored) {
-                                    // a socket connection without a port
-                                }
+                            int port = portOf(rs.getString(2));
+                            if (port >= 0) {
+                                out.add(new Session(rs.getLong(1), port));
                             }
                         }
                     }

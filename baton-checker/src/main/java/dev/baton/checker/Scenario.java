@@ -31,9 +31,12 @@ import java.util.concurrent.TimeUnit;
  * the whole record to {@link Analysis}.
  *
  * <p>The nemesis targets the <em>current holder as the backend reports it</em>: the latest sample's holder
- * ids ({@code w<index>.<gen>/pid/…#thread}) name the worker process. Whether the fault really hit a holder
- * is decided afterwards from that worker's own history: it had been granted the lock and had neither
- * started releasing it nor heard it was lost before the fault began.
+ * ids ({@code w<index>.<gen>/pid/…#thread}) name the worker process. Where the holder is a server session
+ * (advisory and named locks), the backend reports the session's client port instead, and the proxy that
+ * opened that port names the worker and its generation: the sample's holder becomes
+ * {@code w<index>.<gen>/session <as the server shows it>}. Whether the fault really hit a holder is decided
+ * afterwards from that worker's own history: it had been granted the lock and had neither started
+ * releasing it nor heard it was lost before the fault began.
  */
 final class Scenario {
     static final int SAMPLE_MS = 25;
@@ -59,6 +62,8 @@ final class Scenario {
         final Path events;
         final long started = System.nanoTime();
         volatile long ended = -1;
+        /** When the controller saw the process gone (just after it exited), or -1 while it runs. */
+        volatile long exited = -1;
         volatile String endCause;
 
         Proc(int index, int gen, Process process, Path events) {
@@ -198,6 +203,9 @@ final class Scenario {
                 "table=" + spec.table(), "lease=" + spec.leaseTime().toMillis(), "locks=" + spec.locks(),
                 "index=" + index, "gen=" + gen, "resource=" + resource.port(), "events=" + events,
                 "seed=" + spec.seed(), "wait=" + spec.acquireWait().toMillis()));
+        if (!proxies.isEmpty()) {
+            proxies.get(index).tag(gen); // the previous generation is dead: only this one can connect now
+        }
         ProcessBuilder pb = new ProcessBuilder(cmd);
         pb.redirectOutput(ProcessBuilder.Redirect.DISCARD);
         pb.redirectError(spec.workDir().resolve("w" + index + "." + gen + ".err").toFile());
@@ -205,6 +213,7 @@ final class Scenario {
         procs.add(p);
         current.put(index, p);
         p.process.onExit().thenRun(() -> {
+            p.exited = System.nanoTime();
             if (p.ended < 0) {
                 p.ended = System.nanoTime();
                 p.endCause = "exited with status " + p.process.exitValue();
@@ -239,8 +248,13 @@ final class Scenario {
         while (sampling) {
             long s0 = System.nanoTime();
             try {
-                List<LockInfo> infos = backend.client().list();
-                samples.add(new Sample(s0, System.nanoTime(), infos));
+                List<CheckBackend.Seen> seen = backend.look();
+                long s1 = System.nanoTime();
+                List<LockInfo> infos = new ArrayList<>(seen.size());
+                for (CheckBackend.Seen x : seen) {
+                    infos.add(resolve(x, s1));
+                }
+                samples.add(new Sample(s0, s1, infos));
             } catch (RuntimeException e) {
                 // the backend is busy or briefly unreachable; the next sample will do
             }
@@ -268,6 +282,44 @@ final class Scenario {
         while ((left = nanos - System.nanoTime()) > 0) {
             TimeUnit.NANOSECONDS.sleep(Math.min(left, TimeUnit.MILLISECONDS.toNanos(200)));
         }
+    }
+
+    /**
+     * A lock held by a server session: its holder named by the worker whose proxy opened the session's
+     * client port ({@code w<index>.<gen>/session …}); unchanged if no proxy did (the controller's own
+     * session, or a holder without a port).
+     */
+    private LockInfo resolve(CheckBackend.Seen seen, long at) {
+        LockInfo info = seen.info();
+        if (seen.clientPort() < 0) {
+            return info;
+        }
+        FaultProxy.Upstream best = null;
+        int index = -1;
+        for (int i = 0; i < proxies.size(); i++) {
+            Optional<FaultProxy.Upstream> u = proxies.get(i).upstreamAt(seen.clientPort(), at);
+            if (u.isPresent() && (best == null || u.get().opened() - best.opened() > 0)) {
+                best = u.get();
+                index = i;
+            }
+        }
+        if (best == null) {
+            return info;
+        }
+        return new LockInfo(info.name(), sessionHolder(index, best.tag(), info.holder()), info.fencingToken(),
+                info.acquiredAt(), info.expiresAt(), info.held());
+    }
+
+    /** The holder id of a lock held by a session of worker {@code w<index>.<gen>}. */
+    static String sessionHolder(int index, int gen, String shown) {
+        return "w" + index + "." + gen + SESSION_MARK + shown;
+    }
+
+    private static final String SESSION_MARK = "/session ";
+
+    /** Whether a holder id names a worker process by its session (not one attempt by its thread). */
+    static boolean isSessionHolder(String holder) {
+        return holder != null && workerOf(holder) != null && holder.startsWith(SESSION_MARK, holder.indexOf('/'));
     }
 
     /** Holder id {@code w<index>.<gen>/pid/rand#thread} → {index, gen}, or null for another client. */

@@ -7,7 +7,8 @@ import java.util.function.Supplier;
 /** The strategies {@code --strategy} knows by name; any other value is taken as a class name. */
 final class Strategies {
     private static final Map<String, Supplier<CheckStrategy>> BY_NAME = new TreeMap<>(Map.of(
-            "lease", JdbcLeaseStrategy::new));
+            "lease", JdbcLeaseStrategy::new,
+            "session", JdbcSessionStrategy::new));
 
     private Strategies() {
     }

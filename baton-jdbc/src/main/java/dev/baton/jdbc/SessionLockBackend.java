@@ -478,6 +478,38 @@ final class SessionLockBackend implements LockBackend {
                 }
                 return new AcquireResult.Busy(rs.getString(4), -1, null);
             }
+        } catch (SQLException e) {
+            if (wait == null || !isLockWaitTimeout(e)) {
+                throw e;
+            }
+            // PostgreSQL may grant the lock in the instant its lock_timeout (or deadlock check) fires, raise
+            // the error anyway, and keep the grant: session-level advisory locks survive the error. Found by
+            // `baton check --strategy session`: the session then held a lock nobody knew of. Nothing else in
+            // this client holds this key on this session (the local reservation, and no blocking read on a
+            // session that already reads it), so a grant on the session now is this attempt's.
+            if (heldBySession(c, k, shared)) {
+                try (Statement st = c.createStatement();
+                     ResultSet rs = st.executeQuery("SELECT nextval('" + table + "_token_seq')")) {
+                    rs.next();
+                    log.debug("{}: lock granted as its wait timed out; kept as a grant", description);
+                    return new AcquireResult.Granted(rs.getLong(1));
+                }
+            }
+            throw e;
+        }
+    }
+
+    private static boolean heldBySession(Connection c, long k, boolean shared) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT EXISTS (SELECT 1 FROM pg_locks WHERE"
+                + " locktype = 'advisory' AND pid = pg_backend_pid() AND granted AND objsubid = 1"
+                + " AND classid::bigint = ? AND objid::bigint = ? AND mode = ?)")) {
+            ps.setLong(1, k >>> 32);
+            ps.setLong(2, k & 0xFFFFFFFFL);
+            ps.setString(3, shared ? "ShareLock" : "ExclusiveLock");
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getBoolean(1);
+            }
         }
     }
 
@@ -568,6 +600,17 @@ final class SessionLockBackend implements LockBackend {
             }
             return st;
         });
+        if (reserved[0] && wait != null && mode == LockMode.READ) {
+            boolean sessionReadsIt;
+            synchronized (state) {
+                sessionReadsIt = state.holders.values().stream().anyMatch(l -> l.session == s);
+            }
+            if (sessionReadsIt) {
+                // a timed-out blocking wait could not tell its own grant from the session's other reads
+                unreserve(k, state);
+                return null;
+            }
+        }
         if (!reserved[0]) {
             if (wait != null) {
                 return null; // busy inside this client: its release wakes us locally
