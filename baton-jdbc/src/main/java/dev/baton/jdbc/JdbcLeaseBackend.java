@@ -180,7 +180,7 @@ final class JdbcLeaseBackend implements LockBackend {
             (k.mode() == LockMode.EXCLUSIVE ? plain : rw).add(k);
         }
         // the read-write table lists keys as OR terms in every dialect (3 parameters each)
-        int batch = table.dialect() == Dialect.SQLITE ? LeaseTable.renewBatch(Dialect.SQLITE) : 10_000;
+        int batch = Math.min(LeaseTable.renewBatch(table.dialect()), 1_000);
         int plainBatch = LeaseTable.renewBatch(table.dialect());
         return run("renewal of " + leases.size() + " lease(s)", c -> {
             Set<LeaseKey> renewed = new HashSet<>();
