@@ -67,10 +67,10 @@ final class JdbcLeaseBackend implements LockBackend {
     }
 
     /**
-     * Borrows a connection for one call in auto-commit mode (at READ COMMITTED on PostgreSQL), whatever the
-     * pool's defaults: a pool set to {@code autoCommit=false} would otherwise roll a grant back when the
-     * connection is returned, and PostgreSQL's REPEATABLE READ turns a contended upsert into a
-     * serialization error. Both settings are restored before the connection goes back.
+     * Borrows a connection for one call in auto-commit mode, whatever the pool's default: a pool set to
+     * {@code autoCommit=false} would otherwise roll a grant back when the connection is returned. The
+     * setting is restored before the connection goes back. (Isolation is not asked for: on PostgreSQL that
+     * costs a round trip per call; the statements that care handle it themselves.)
      */
     private <T> T run(String what, SqlCall<T> call) {
         return run(what, call, false);
@@ -100,22 +100,12 @@ final class JdbcLeaseBackend implements LockBackend {
     private <T> T attempt(String what, SqlCall<T> call) {
         try (Connection c = dataSource.getConnection()) {
             boolean autoCommit = c.getAutoCommit();
-            int isolation = table instanceof PostgresLeaseTable ? c.getTransactionIsolation()
-                    : Connection.TRANSACTION_NONE;
-            boolean readCommitted = isolation == Connection.TRANSACTION_NONE
-                    || isolation == Connection.TRANSACTION_READ_COMMITTED;
             if (!autoCommit) {
                 c.setAutoCommit(true);
-            }
-            if (!readCommitted) {
-                c.setTransactionIsolation(Connection.TRANSACTION_READ_COMMITTED);
             }
             try {
                 return call.call(c);
             } finally {
-                if (!readCommitted) {
-                    c.setTransactionIsolation(isolation);
-                }
                 if (!autoCommit) {
                     c.setAutoCommit(false);
                 }

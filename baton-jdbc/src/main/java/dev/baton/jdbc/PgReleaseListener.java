@@ -70,7 +70,9 @@ final class PgReleaseListener implements AutoCloseable {
         long backoff = 100;
         boolean first = true;
         while (!closed) {
-            try (Connection c = dataSource.getConnection()) {
+            Connection c = null;
+            try {
+                c = dataSource.getConnection();
                 c.setAutoCommit(true);
                 // a half-open connection must fail rather than wait forever: the periodic probe below hits this
                 c.setNetworkTimeout(Runnable::run, NETWORK_TIMEOUT_MILLIS);
@@ -104,6 +106,8 @@ final class PgReleaseListener implements AutoCloseable {
                     }
                 }
             } catch (SQLException | RuntimeException e) {
+                discard(c);
+                c = null;
                 if (closed) {
                     return;
                 }
@@ -120,7 +124,19 @@ final class PgReleaseListener implements AutoCloseable {
                     return;
                 }
                 backoff = Math.min(backoff * 2, 5000);
+            } finally {
+                discard(c);
             }
+        }
+    }
+
+    /**
+     * The listener's connection is never returned to the pool: it is still LISTENing and carries a network
+     * timeout, and whoever borrowed it next would collect notifications nobody reads.
+     */
+    private void discard(Connection c) {
+        if (c != null) {
+            ConnectionSupport.discard(dataSource, c, description + " LISTEN connection");
         }
     }
 

@@ -70,7 +70,18 @@ final class PostgresLeaseTable extends LeaseTable {
             ps.setString(2, owner);
             ps.setDouble(3, leaseMillis / 1000.0);
             ps.setString(4, name);
-            try (ResultSet rs = ps.executeQuery()) {
+            ResultSet rs;
+            try {
+                rs = ps.executeQuery();
+            } catch (SQLException e) {
+                if ("40001".equals(e.getSQLState())) {
+                    // a pool defaulting to REPEATABLE READ: a concurrent change to the row is a lost race, not
+                    // an error; the core tries again
+                    return new AcquireResult.Busy(null, -1, null);
+                }
+                throw e;
+            }
+            try (rs) {
                 if (!rs.next()) {
                     // the row appeared after this statement's snapshot and is held: holder unknown this time
                     return new AcquireResult.Busy(null, -1, null);

@@ -87,11 +87,16 @@ final class ReadWriteTable {
     AcquireResult tryAcquire(Connection c, String name, LockMode mode, String owner, long leaseMillis)
             throws SQLException {
         ensureGate(c, name);
-        // the caller (JdbcLeaseBackend.run) holds the connection at READ COMMITTED on PostgreSQL, so the
-        // read after the gate lock sees every grant committed before it (REPEATABLE READ would not)
         boolean ac = c.getAutoCommit();
         c.setAutoCommit(false);
         try {
+            if (dialect == Dialect.POSTGRESQL) {
+                // the read after the gate lock must see every grant committed before it: under a pool's
+                // REPEATABLE READ default the snapshot would predate the wait for the gate
+                try (Statement st = c.createStatement()) {
+                    st.execute("SET TRANSACTION ISOLATION LEVEL READ COMMITTED");
+                }
+            }
             AcquireResult r = decide(c, name, mode, owner, leaseMillis);
             c.commit();
             return r;

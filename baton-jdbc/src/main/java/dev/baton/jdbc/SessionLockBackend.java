@@ -90,6 +90,7 @@ final class SessionLockBackend implements LockBackend {
         }
     }
     private volatile String clientId = "baton";
+    private volatile boolean closed;
 
     private record Local(LeaseKey key, Session session, int generation) {
     }
@@ -186,6 +187,9 @@ final class SessionLockBackend implements LockBackend {
         Connection open() throws SQLException {
             if (conn != null) {
                 return conn;
+            }
+            if (closed) {
+                throw new SQLException("the lock client is closed", "08003");
             }
             try {
                 return openOnce();
@@ -487,13 +491,19 @@ final class SessionLockBackend implements LockBackend {
             // `baton check --strategy session`: the session then held a lock nobody knew of. Nothing else in
             // this client holds this key on this session (the local reservation, and no blocking read on a
             // session that already reads it), so a grant on the session now is this attempt's.
-            if (heldBySession(c, k, shared)) {
-                try (Statement st = c.createStatement();
-                     ResultSet rs = st.executeQuery("SELECT nextval('" + table + "_token_seq')")) {
-                    rs.next();
-                    log.debug("{}: lock granted as its wait timed out; kept as a grant", description);
-                    return new AcquireResult.Granted(rs.getLong(1));
+            try {
+                if (heldBySession(c, k, shared)) {
+                    try (Statement st = c.createStatement();
+                         ResultSet rs = st.executeQuery("SELECT nextval('" + table + "_token_seq')")) {
+                        rs.next();
+                        log.debug("{}: lock granted as its wait timed out; kept as a grant", description);
+                        return new AcquireResult.Granted(rs.getLong(1));
+                    }
                 }
+            } catch (SQLException unknown) {
+                // not a timeout any more: the caller must discard the session, which may hold the lock
+                throw new SQLException("could not tell whether a timed-out wait left the lock granted: "
+                        + unknown.getMessage(), "58000", unknown);
             }
             throw e;
         }
@@ -687,18 +697,23 @@ final class SessionLockBackend implements LockBackend {
                 }
             }
         } catch (SQLException e) {
+            boolean gone = fatal(c, e);
             s.broken(e); // as in release(): the server frees what the discarded session held
-            if (fatal(c, e)) {
+            if (gone) {
                 return false;
             }
             throw new LockBackendException(description, "release of '" + lease.name() + "' failed; the session was"
                     + " discarded, so the server frees the lock: " + e.getMessage(), e);
         } finally {
             s.lock.unlock();
+            boolean removed;
             synchronized (state) {
-                state.holders.remove(lease);
+                removed = state.holders.remove(lease) != null;
             }
-            unreserve(k, state);
+            if (removed) {
+                // broken() may have removed (and uncounted) it already; count each holder out once
+                unreserve(k, state);
+            }
         }
     }
 
@@ -738,8 +753,9 @@ final class SessionLockBackend implements LockBackend {
         } catch (SQLException e) {
             // a release that failed leaves the lock possibly held on a live session: discard the session so the
             // server frees it (the session's other leases report lost)
+            boolean gone = fatal(c, e);
             s.broken(e);
-            if (fatal(c, e)) {
+            if (gone) {
                 return false; // the server freed it with the session
             }
             throw new LockBackendException(description, "release of '" + lease.name() + "' failed; the session was"
@@ -854,6 +870,7 @@ final class SessionLockBackend implements LockBackend {
 
     @Override
     public void close() {
+        closed = true; // no session opens after this (an acquire racing close() must not leak one)
         for (Session s : List.of(main, waiting)) {
             s.lock.lock();
             try {
