@@ -96,7 +96,13 @@ public abstract class AbstractClientBuilder<B extends AbstractClientBuilder<B>> 
     /** Builds the client. */
     public abstract LockClient build();
 
-    static Duration positive(String what, Duration value, Duration min) {
+    /**
+     * Checks a duration setting: not null, positive, at least {@code min}; the message names the setting.
+     * For backend builders' own settings too.
+     *
+     * @throws IllegalArgumentException otherwise
+     */
+    protected static Duration positive(String what, Duration value, Duration min) {
         if (value == null) {
             throw new IllegalArgumentException(what + " must not be null");
         }

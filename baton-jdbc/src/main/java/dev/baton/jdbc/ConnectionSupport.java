@@ -61,6 +61,16 @@ final class ConnectionSupport {
         return false;
     }
 
+    /**
+     * Whether the server session behind the connection is gone — the connection broke (08xxx), the server
+     * ended the session (PostgreSQL 57Pxx), or it was killed (MariaDB 70100 / 1927) — as opposed to a
+     * timeout or a failed statement on a live session. Narrower than {@link #isBroken}.
+     */
+    static boolean isGone(SQLException e) {
+        String state = e.getSQLState() == null ? "" : e.getSQLState();
+        return state.startsWith("08") || state.startsWith("57P") || state.equals("70100") || e.getErrorCode() == 1927;
+    }
+
     /** Whether the error is a serialization failure or deadlock: the transaction lost a race, retry it. */
     static boolean isSerializationFailure(Dialect dialect, SQLException e) {
         String state = e.getSQLState();

@@ -85,16 +85,11 @@ final class JdbcLeaseBackend implements LockBackend {
         try {
             return attempt(what, call);
         } catch (LockBackendException e) {
-            if (retryOnDeadConnection && e.getCause() instanceof SQLException se && connectionGone(se)) {
+            if (retryOnDeadConnection && e.getCause() instanceof SQLException se && ConnectionSupport.isGone(se)) {
                 return attempt(what + " (retried on another connection)", call);
             }
             throw e;
         }
-    }
-
-    private static boolean connectionGone(SQLException e) {
-        String state = e.getSQLState() == null ? "" : e.getSQLState();
-        return state.startsWith("08") || state.startsWith("57P") || state.equals("70100") || e.getErrorCode() == 1927;
     }
 
     private <T> T attempt(String what, SqlCall<T> call) {
@@ -169,20 +164,27 @@ final class JdbcLeaseBackend implements LockBackend {
         for (LeaseKey k : leases) {
             (k.mode() == LockMode.EXCLUSIVE ? plain : rw).add(k);
         }
-        // the read-write table lists keys as OR terms in every dialect (3 parameters each)
-        int batch = Math.min(LeaseTable.renewBatch(table.dialect()), 1_000);
+        long millis = leaseTime.toMillis();
         int plainBatch = LeaseTable.renewBatch(table.dialect());
+        // the read-write table lists keys as OR terms in every dialect (3 parameters each)
+        int rwBatch = Math.min(plainBatch, 1_000);
         return run("renewal of " + leases.size() + " lease(s)", c -> {
             Set<LeaseKey> renewed = new HashSet<>();
-            for (int i = 0; i < plain.size(); i += plainBatch) {
-                renewed.addAll(table.renew(c, plain.subList(i, (int) Math.min(plain.size(), (long) i + plainBatch)),
-                        leaseTime.toMillis()));
-            }
-            for (int i = 0; i < rw.size(); i += batch) {
-                renewed.addAll(rwTable.renew(c, rw.subList(i, Math.min(rw.size(), i + batch)), leaseTime.toMillis()));
-            }
+            inBatches(plain, plainBatch, part -> renewed.addAll(table.renew(c, part, millis)));
+            inBatches(rw, rwBatch, part -> renewed.addAll(rwTable.renew(c, part, millis)));
             return renewed;
         }, true);
+    }
+
+    private interface Batch {
+        void accept(List<LeaseKey> part) throws SQLException;
+    }
+
+    /** Calls {@code batch} on consecutive slices of at most {@code size} keys. */
+    private static void inBatches(List<LeaseKey> keys, int size, Batch batch) throws SQLException {
+        for (int i = 0; i < keys.size(); i += size) {
+            batch.accept(keys.subList(i, (int) Math.min(keys.size(), (long) i + size)));
+        }
     }
 
     @Override

@@ -120,20 +120,13 @@ public final class JdbcLocks {
          * renewal interval, keeps the session from reaching {@code wait_timeout}.
          */
         public Builder sessionKeepalive(Duration idle, Duration interval, int count) {
-            this.keepaliveIdle = positive("keepalive idle", idle);
-            this.keepaliveInterval = positive("keepalive interval", interval);
+            this.keepaliveIdle = positive("keepalive idle", idle, Duration.ofSeconds(1));
+            this.keepaliveInterval = positive("keepalive interval", interval, Duration.ofSeconds(1));
             if (count < 1) {
                 throw new IllegalArgumentException("keepalive count must be at least 1, was " + count);
             }
             this.keepaliveCount = count;
             return this;
-        }
-
-        private static Duration positive(String what, Duration d) {
-            if (d == null || d.isNegative() || d.compareTo(Duration.ofSeconds(1)) < 0) {
-                throw new IllegalArgumentException(what + " must be at least 1 s, was " + d);
-            }
-            return d;
         }
 
         /** Creates the table (and its sequence or counter) at {@link #build()} if missing, from the shipped DDL. */

@@ -30,7 +30,8 @@ import java.util.Set;
  * commit), upsert with that token, read the row back.
  */
 final class MySqlFamilyLeaseTable extends LeaseTable {
-    private static final String NOW = "UTC_TIMESTAMP(6)";
+    /** The MySQL-family clock, as every MySQL/MariaDB statement of Baton reads it: UTC, whatever the session time zone. */
+    static final String NOW = "UTC_TIMESTAMP(6)";
     private final boolean mariadb;
     private final String tokenSource;
     private final String acquireSql;

@@ -46,8 +46,8 @@ final class ReadWriteTable {
         this.rw = table + "_rw";
         this.now = switch (dialect) {
             case POSTGRESQL -> "now()";
-            case MARIADB, MYSQL -> "UTC_TIMESTAMP(6)";
-            case SQLITE -> "CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)";
+            case MARIADB, MYSQL -> MySqlFamilyLeaseTable.NOW;
+            case SQLITE -> SqliteLeaseTable.NOW;
         };
     }
 

@@ -44,8 +44,8 @@ import java.util.concurrent.TimeUnit;
  */
 final class RowLockStrategy {
     private static final long MAX_WAIT_MILLIS = Integer.MAX_VALUE;
-    private static final String MY_NOW = "UTC_TIMESTAMP(6)";
-    private static final String SQLITE_NOW = "CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)";
+    private static final String MY_NOW = MySqlFamilyLeaseTable.NOW;
+    private static final String SQLITE_NOW = SqliteLeaseTable.NOW;
 
     private final DataSource dataSource;
     private final Dialect dialect;

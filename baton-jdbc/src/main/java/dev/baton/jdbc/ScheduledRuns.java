@@ -47,10 +47,9 @@ final class ScheduledRuns {
                     + " + make_interval(secs => ?))" + match + " RETURNING name, expires_at <= now() AS freed),"
                     + " woken AS (SELECT pg_notify(?, name) FROM kept WHERE freed)"
                     + " SELECT (SELECT count(*) FROM kept), (SELECT count(*) FROM woken)";
-            case MARIADB, MYSQL -> "UPDATE " + t + " SET expires_at = GREATEST(UTC_TIMESTAMP(6),"
+            case MARIADB, MYSQL -> "UPDATE " + t + " SET expires_at = GREATEST(" + MySqlFamilyLeaseTable.NOW + ","
                     + " acquired_at + INTERVAL ? MICROSECOND)" + match;
-            case SQLITE -> "UPDATE " + t + " SET expires_at = MAX(CAST((julianday('now') - 2440587.5) * 86400000.0"
-                    + " AS INTEGER), acquired_at + ?)" + match;
+            case SQLITE -> "UPDATE " + t + " SET expires_at = MAX(" + SqliteLeaseTable.NOW + ", acquired_at + ?)" + match;
         };
     }
 

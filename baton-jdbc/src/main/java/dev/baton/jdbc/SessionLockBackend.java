@@ -194,7 +194,7 @@ final class SessionLockBackend implements LockBackend {
             try {
                 return openOnce();
             } catch (SQLException e) {
-                if (!connectionGone(e)) {
+                if (!ConnectionSupport.isGone(e)) {
                     throw e;
                 }
                 // the pool handed out a connection that died idle (its server session was ended): one more try
@@ -308,7 +308,7 @@ final class SessionLockBackend implements LockBackend {
 
     /** Whether an error means the session is gone for good (as opposed to a timeout or a bad statement). */
     private static boolean fatal(Connection c, SQLException e) {
-        if (connectionGone(e)) {
+        if (ConnectionSupport.isGone(e)) {
             return true;
         }
         try {
@@ -316,12 +316,6 @@ final class SessionLockBackend implements LockBackend {
         } catch (SQLException ignored) {
             return true;
         }
-    }
-
-    /** By its SQL state: the server ended the session, or the connection broke. */
-    private static boolean connectionGone(SQLException e) {
-        String state = e.getSQLState() == null ? "" : e.getSQLState();
-        return state.startsWith("08") || state.startsWith("57P") || state.equals("70100") || e.getErrorCode() == 1927;
     }
 
     // ---- names -----------------------------------------------------------------------------------

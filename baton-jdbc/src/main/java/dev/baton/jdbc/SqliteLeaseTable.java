@@ -27,7 +27,8 @@ import java.util.concurrent.locks.ReentrantLock;
  * on a fair lock first, so a burst of acquisitions cannot starve the client's own renewal.
  */
 final class SqliteLeaseTable extends LeaseTable {
-    private static final String NOW = "CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)";
+    /** SQLite's clock in milliseconds since the epoch, as every SQLite statement of Baton reads it. */
+    static final String NOW = "CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)";
     private final String counter;
     private final ReentrantLock writeTurn = new ReentrantLock(true);
 
