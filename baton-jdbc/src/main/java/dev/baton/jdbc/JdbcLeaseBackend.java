@@ -16,6 +16,8 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.Set;
 
 /**
@@ -195,6 +197,26 @@ final class JdbcLeaseBackend implements LockBackend {
     int purge(Duration olderThan) {
         return run("purge of rows expired more than " + olderThan.toMillis() + " ms ago",
                 c -> table.purge(c, olderThan.toMillis()));
+    }
+
+    /**
+     * Reads the live grant of {@code name} and releases exactly that grant (owner and token), so a grant made
+     * in between is never ended; if it changed in between, looks again (at most three times).
+     */
+    Optional<ForcedRelease> forceRelease(String name, OptionalLong token) {
+        return run("force release of '" + name + "'", c -> {
+            for (int attempt = 0; attempt < 3; attempt++) {
+                AcquireResult.Busy live = table.peek(c, name);
+                if (live == null || live.holder() == null
+                        || (token.isPresent() && live.token() != token.getAsLong())) {
+                    return Optional.empty();
+                }
+                if (table.release(c, new LeaseKey(name, live.holder(), live.token()))) {
+                    return Optional.of(new ForcedRelease(name, live.holder(), live.token(), live.remaining()));
+                }
+            }
+            return Optional.empty();
+        });
     }
 
     @Override

@@ -3,6 +3,8 @@ package dev.baton.jdbc;
 import dev.baton.LockClient;
 
 import java.time.Duration;
+import java.util.Optional;
+import java.util.OptionalLong;
 
 /** A {@link LockClient} on the JDBC lease table, with the table's maintenance operations. */
 public interface JdbcLockClient extends LockClient {
@@ -26,6 +28,25 @@ public interface JdbcLockClient extends LockClient {
      * @throws dev.baton.LockBackendException if the database could not be reached
      */
     int purgeExpired(Duration olderThan);
+
+    /**
+     * An operator's force release of a stuck lease lock ({@code baton release}): ends the grant that is live
+     * on the lock's lease row now, whoever holds it, as its holder's own release would (waiters on
+     * PostgreSQL are notified). With {@code token}, only the grant with that fencing token is released, so
+     * a grant made after the operator looked is never ended by mistake. The holder learns at its next
+     * renewal (within its renew interval) that its lease is lost; its later release or renewal cannot touch
+     * a successor's grant, because both match owner and token.
+     *
+     * <p>Acts on the lease table only, whatever this client's strategy: a session lock lives in its holder's
+     * server session and ends only with it; a read-write lock's grants are not touched.
+     *
+     * @param name  the lock name
+     * @param token the fencing token of the grant to release, or empty for whichever grant is live
+     * @return the grant released, or empty if the lock was not held (or held under another token)
+     * @throws IllegalArgumentException      for an invalid name or a null token
+     * @throws dev.baton.LockBackendException if the database could not be reached
+     */
+    Optional<ForcedRelease> forceRelease(String name, OptionalLong token);
 
     /**
      * Runs {@code work} in a database transaction that holds the named lock as a row lock, so the work's writes

@@ -6,6 +6,7 @@ import dev.baton.LockBackendException;
 import dev.baton.LockClient;
 import dev.baton.LockException;
 import dev.baton.LockInfo;
+import dev.baton.LockNames;
 import dev.baton.spi.AbstractClientBuilder;
 import dev.baton.spi.LockBackend;
 import dev.baton.spi.LockClients;
@@ -16,6 +17,8 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.function.Supplier;
 import java.util.regex.Pattern;
 
@@ -254,6 +257,15 @@ public final class JdbcLocks {
                 throw new IllegalArgumentException("olderThan must be at least 1 s, was " + olderThan);
             }
             return backend.purge(olderThan);
+        }
+
+        @Override
+        public Optional<ForcedRelease> forceRelease(String name, OptionalLong token) {
+            LockNames.validate(name);
+            if (token == null) {
+                throw new IllegalArgumentException("token must not be null (use OptionalLong.empty())");
+            }
+            return backend.forceRelease(name, token);
         }
 
         @Override
