@@ -4,6 +4,7 @@ import com.zaxxer.hikari.pool.HikariPool;
 import dev.baton.LockBackendException;
 import dev.baton.LockException;
 import dev.baton.LockInterruptedException;
+import dev.baton.checker.CheckCommand;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -13,24 +14,37 @@ import picocli.CommandLine.Spec;
 
 import java.io.PrintWriter;
 import java.sql.SQLException;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 
 /**
- * The {@code baton} command: {@code baton run} runs a command while holding a distributed lock,
- * {@code baton list} shows the locks. Errors are one line on standard error starting {@code baton: }, with
+ * The {@code baton} command: {@code baton run} runs a command while holding a distributed lock;
+ * {@code status}, {@code list}, {@code release} and {@code purge} are the operator's view and levers;
+ * {@code check} is the fault-injection checker; {@code version} and {@code completion}. Errors are one line on standard error starting {@code baton: }, with
  * a stack trace only under {@code --verbose}; see {@link ExitCodes} for the statuses.
  *
  * <p>{@link #execute(String...)} runs the command in-process and returns the exit status;
  * {@link #main} configures logging, runs it and exits with that status.
  */
-@Command(name = "baton", mixinStandardHelpOptions = true, version = "baton 0.1.0-SNAPSHOT",
+@Command(name = "baton", mixinStandardHelpOptions = true, versionProvider = Version.class,
         usageHelpAutoWidth = true,
         header = "Run commands under distributed locks kept in a database.",
         description = {"With no --url and no $BATON_URL, locks live in the embedded SQLite file"
                 + " ~/.baton/baton.db, shared by every process on this host. A jdbc:postgresql:, jdbc:mariadb:"
-                + " or jdbc:mysql: URL shares them across hosts. The CLI creates its lock table if missing.",
-                "baton check --url URL … runs the fault-injection checker against a backend (docs/CHECKER.md)."},
-        subcommands = {RunCommand.class, ListCommand.class, CommandLine.HelpCommand.class})
+                + " or jdbc:mysql: URL shares them across hosts. 'baton run' creates its lock table if missing;"
+                + " no other command creates anything."},
+        subcommands = {RunCommand.class, StatusCommand.class, ListCommand.class, ReleaseCommand.class,
+                PurgeCommand.class, CheckCommand.class, Version.class, CompletionCommand.class,
+                CommandLine.HelpCommand.class},
+        exitCodeListHeading = "%nExit status (each command's --help lists its own):%n",
+        exitCodeList = {"0:success (status: held)", "1:status: free; release: nothing released",
+                "64:bad arguments", "66:no lock table (or SQLite file) where list/status/release/purge looked",
+                "69:database unreachable, or a database error",
+                "70:internal error: a bug in baton (please report it with the --verbose output)",
+                "75:run: lock not acquired within --wait", "76:run: lease lost while the command ran",
+                "77:database refused: credentials, unknown database, permission, read-only SQLite file"})
 public final class BatonCommand implements Callable<Integer> {
     private static final String LOG_PREFIX = "org.slf4j.simpleLogger.";
 
@@ -64,11 +78,9 @@ public final class BatonCommand implements Callable<Integer> {
 
     /** Runs the command in this process with the given output and error writers; returns the exit status. */
     static int execute(PrintWriter out, PrintWriter err, String... args) {
-        if (args.length > 0 && args[0].equals("check")) {
-            // the fault-injection checker has its own command line (docs/CHECKER.md)
-            return dev.baton.checker.CheckCommand.execute(out, err, java.util.Arrays.copyOfRange(args, 1, args.length));
-        }
         CommandLine cli = new CommandLine(new BatonCommand());
+        // one version for every command, read from the build (the checker's own annotation spells one)
+        cli.getSubcommands().get("check").getCommandSpec().versionProvider(new Version());
         cli.setOut(out);
         cli.setErr(err);
         cli.getSubcommands().get("run").setStopAtPositional(true);
@@ -84,14 +96,16 @@ public final class BatonCommand implements Callable<Integer> {
         CommandLine cmd = e.getCommandLine();
         PrintWriter err = cmd.getErr();
         String name = cmd.getCommandSpec().qualifiedName();
-        err.println("baton: " + oneLine(e.getMessage()) + " (see '" + name + " --help')");
+        err.println("baton: " + DatabaseUrl.hidePassword(oneLine(e.getMessage())) + " (see '" + name + " --help')");
         return ExitCodes.USAGE;
     }
 
     private static int failure(Exception e, CommandLine cmd, ParseResult parsed) {
         PrintWriter err = cmd.getErr();
+        Optional<DatabaseUrl> url = databaseUrl(cmd);
         int status;
         String message;
+        BatonFailure database = url.isPresent() && isDatabaseFailure(e) ? DatabaseErrors.failure(url.get(), e) : null;
         if (e instanceof BatonFailure f) {
             status = f.exitCode();
             message = f.getMessage();
@@ -101,20 +115,22 @@ public final class BatonCommand implements Callable<Integer> {
         } else if (e instanceof LockInterruptedException) {
             status = 130;
             message = e.getMessage();
-        } else if (e instanceof LockBackendException || e instanceof HikariPool.PoolInitializationException) {
-            status = ExitCodes.UNAVAILABLE;
-            message = "database unavailable: " + e.getMessage();
-        } else if (e instanceof LockException) {
+        } else if (database != null) {
+            status = database.exitCode();
+            message = database.getMessage();
+        } else if (e instanceof LockException || isDatabaseFailure(e)) {
             status = ExitCodes.UNAVAILABLE;
             message = e.getMessage();
-        } else if (rootCause(e) instanceof SQLException sql) {
-            status = ExitCodes.UNAVAILABLE;
-            message = "database error: " + sql.getMessage();
         } else {
             status = ExitCodes.SOFTWARE;
-            message = "internal error: " + e;
+            message = "internal error (a bug in baton: please report it with the output of --verbose): "
+                    + (e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName());
         }
-        err.println("baton: " + oneLine(message));
+        String line = DatabaseUrl.hidePassword(cliWords(oneLine(message)));
+        if (url.isPresent()) {
+            line = url.get().scrub(line);
+        }
+        err.println("baton: " + line);
         if (isVerbose(parsed)) {
             e.printStackTrace(err);
         } else if (status == ExitCodes.SOFTWARE) {
@@ -122,6 +138,44 @@ public final class BatonCommand implements Callable<Integer> {
         }
         err.flush();
         return status;
+    }
+
+    private static boolean isDatabaseFailure(Throwable e) {
+        return e instanceof LockBackendException || e instanceof HikariPool.PoolInitializationException
+                || rootCause(e) instanceof SQLException;
+    }
+
+    /** The database the failing command was talking to, if it resolved one (found through its mixins). */
+    private static Optional<DatabaseUrl> databaseUrl(CommandLine cmd) {
+        for (CommandSpec mixin : cmd.getCommandSpec().mixins().values()) {
+            if (mixin.userObject() instanceof DatabaseOptions options) {
+                return options.resolved();
+            }
+        }
+        return Optional.empty();
+    }
+
+    /** The library's words for its settings, said as the CLI's options. */
+    private static final Map<String, String> CLI_WORDS = new LinkedHashMap<>();
+
+    static {
+        CLI_WORDS.put(" (use Strategy.LEASE)", " (use --strategy lease)");
+        CLI_WORDS.put("Strategy.LEASE", "--strategy lease");
+        CLI_WORDS.put("Strategy.SESSION", "--strategy session");
+        CLI_WORDS.put(", or call createTableIfMissing() on the builder", ", or let 'baton run' create them");
+        CLI_WORDS.put("; choose .dialect(Dialect.MYSQL) explicitly", "");
+        CLI_WORDS.put("tableName '", "--table '");
+        CLI_WORDS.put("leaseTime", "--lease");
+        CLI_WORDS.put("olderThan", "--older-than");
+    }
+
+    /** Replaces the Java names that library messages use for settings by the CLI's option names. */
+    static String cliWords(String message) {
+        String out = message;
+        for (Map.Entry<String, String> w : CLI_WORDS.entrySet()) {
+            out = out.replace(w.getKey(), w.getValue());
+        }
+        return out;
     }
 
     private static Throwable rootCause(Throwable e) {
@@ -170,6 +224,8 @@ public final class BatonCommand implements Callable<Integer> {
         setDefault(LOG_PREFIX + "log.dev.baton", verbose ? "debug" : "warn");
         setDefault(LOG_PREFIX + "log.dev.baton.lease-lost", verbose ? "debug" : "error");
         setDefault(LOG_PREFIX + "log.com.zaxxer.hikari", verbose ? "info" : "off");
+        // MariaDB Connector/J logs every server error at WARN; baton reports the one that matters as one line
+        setDefault(LOG_PREFIX + "log.org.mariadb.jdbc", verbose ? "info" : "off");
         setDefault(LOG_PREFIX + "logFile", "System.err");
         setDefault(LOG_PREFIX + "showDateTime", "true");
         setDefault(LOG_PREFIX + "dateTimeFormat", "HH:mm:ss.SSS");

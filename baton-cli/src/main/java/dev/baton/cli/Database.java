@@ -5,11 +5,15 @@ import com.zaxxer.hikari.HikariDataSource;
 import com.zaxxer.hikari.pool.HikariPool;
 import org.sqlite.SQLiteConfig;
 import org.sqlite.SQLiteDataSource;
+import org.sqlite.SQLiteOpenMode;
 
 import javax.sql.DataSource;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.Locale;
 
@@ -25,7 +29,7 @@ import java.util.Locale;
  *
  * @param dataSource  the connections
  * @param closer      closes the pool, if any
- * @param description the URL with any password hidden, for messages
+ * @param description the SQLite file, or the URL with any password hidden, for messages
  */
 record Database(DataSource dataSource, AutoCloseable closer, String description) implements AutoCloseable {
     static final String POOL_NAME = "baton-cli";
@@ -34,19 +38,52 @@ record Database(DataSource dataSource, AutoCloseable closer, String description)
     static final Duration SOCKET_TIMEOUT = Duration.ofSeconds(10);
     static final Duration SQLITE_BUSY_TIMEOUT = Duration.ofSeconds(10);
 
+    /** What a command does to the database. */
+    enum Access {
+        /** Writes, and may create the SQLite file and the lock table ({@code run}). */
+        CREATE,
+        /** Writes to an existing lock table ({@code release}, {@code purge}): a missing SQLite file is an error. */
+        WRITE,
+        /** Only reads ({@code list}, {@code status}): a read-only SQLite file is enough. */
+        READ
+    }
+
     /**
      * Opens the database behind a URL. Network databases are contacted once here.
      *
-     * @throws BatonFailure (69) if the database cannot be reached or the default directory cannot be made
+     * @throws BatonFailure (69) if the database cannot be reached or the default directory cannot be made,
+     *                      (77) if it refused, (66) if a SQLite file that must exist does not
      */
-    static Database open(DatabaseUrl url, Path home) {
+    static Database open(DatabaseUrl url, Path home, Access access) {
         return switch (url.kind()) {
-            case SQLITE -> sqlite(url, home);
+            case SQLITE -> sqlite(url, home, access);
             case POSTGRESQL, MARIADB -> pooled(url);
         };
     }
 
-    private static Database sqlite(DatabaseUrl url, Path home) {
+    private static Database sqlite(DatabaseUrl url, Path home, Access access) {
+        if (access != Access.CREATE) {
+            // the driver would create a missing file, and a read-only open of one fails obscurely
+            url.sqliteFile().filter(f -> !Files.exists(f)).ifPresent(f -> {
+                throw new BatonFailure(ExitCodes.NO_TABLE, "no lock database: " + url.describe() + " does not"
+                        + " exist ('baton run' creates it)", null);
+            });
+            SQLiteConfig config = new SQLiteConfig();
+            config.setBusyTimeout((int) SQLITE_BUSY_TIMEOUT.toMillis());
+            // no journal-mode pragma: it would write; a file in WAL mode stays in WAL mode
+            config.setReadOnly(access == Access.READ);
+            SQLiteDataSource ds = new SQLiteDataSource(config);
+            ds.setUrl(url.jdbcUrl());
+            if (access == Access.READ && url.sqliteFile().isPresent() && !opens(ds)) {
+                // A file in WAL mode needs its -shm file, which a read-only directory cannot get: read it as
+                // immutable instead. Nothing can write to it then, so the snapshot is the file's state.
+                config.setOpenMode(SQLiteOpenMode.OPEN_URI);
+                SQLiteDataSource immutable = new SQLiteDataSource(config);
+                immutable.setUrl("jdbc:sqlite:file:" + url.sqliteFile().get() + "?immutable=1");
+                return new Database(immutable, () -> { }, url.describe());
+            }
+            return new Database(ds, () -> { }, url.describe());
+        }
         if (url.isDefaultSqlite(home)) {
             Path dir = DatabaseUrl.defaultSqliteFile(home).getParent();
             try {
@@ -61,7 +98,17 @@ record Database(DataSource dataSource, AutoCloseable closer, String description)
         config.setBusyTimeout((int) SQLITE_BUSY_TIMEOUT.toMillis());
         SQLiteDataSource ds = new SQLiteDataSource(config);
         ds.setUrl(url.jdbcUrl());
-        return new Database(ds, () -> { }, url.shown());
+        return new Database(ds, () -> { }, url.describe());
+    }
+
+    /** Whether a connection opens (errors are left to the command, which reports them naming the file). */
+    private static boolean opens(SQLiteDataSource ds) {
+        try (Connection c = ds.getConnection(); Statement st = c.createStatement()) {
+            st.executeQuery("SELECT count(*) FROM sqlite_master").close();
+            return true;
+        } catch (SQLException e) {
+            return false;
+        }
     }
 
     private static Database pooled(DatabaseUrl url) {
@@ -90,12 +137,10 @@ record Database(DataSource dataSource, AutoCloseable closer, String description)
             HikariDataSource pool = new HikariDataSource(config);
             return new Database(pool, pool, url.shown());
         } catch (HikariPool.PoolInitializationException e) {
-            Throwable cause = e.getCause() != null ? e.getCause() : e;
-            throw new BatonFailure(ExitCodes.UNAVAILABLE, "cannot connect to " + url.shown() + ": "
-                    + cause.getMessage(), e);
+            throw DatabaseErrors.failure(url, e.getCause() != null ? e.getCause() : e);
         } catch (RuntimeException e) {
             throw new BatonFailure(ExitCodes.UNAVAILABLE, "cannot open a connection pool for " + url.shown()
-                    + ": " + e.getMessage(), e);
+                    + ": " + url.scrub(BatonCommand.oneLine(e.getMessage())), e);
         }
     }
 

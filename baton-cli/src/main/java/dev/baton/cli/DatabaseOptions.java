@@ -1,31 +1,48 @@
 package dev.baton.cli;
 
+import dev.baton.LockException;
 import dev.baton.jdbc.JdbcLockClient;
 import dev.baton.jdbc.JdbcLocks;
 import dev.baton.jdbc.Strategy;
 import picocli.CommandLine.Option;
 
 import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
+import java.util.Optional;
 
-/** The options every subcommand shares: where the locks live, and how much to say. */
+/**
+ * The options every database subcommand shares: where the locks live, and how much to say. Remembers the
+ * URL it resolved, so that an error anywhere in the command can name the database ({@link #resolved()}).
+ */
 final class DatabaseOptions {
     @Option(names = "--url", paramLabel = "URL",
             description = {"Lock database: jdbc:postgresql:…, jdbc:mariadb:…, jdbc:mysql:… (MariaDB driver) or "
-                    + "jdbc:sqlite:FILE.",
+                    + "jdbc:sqlite:FILE (~/ is your home directory).",
                     "Default: $" + DatabaseUrl.ENV + ", else the embedded SQLite file ~/.baton/baton.db."})
     String url;
 
     @Option(names = "--table", paramLabel = "NAME",
-            description = "Lease table (default " + JdbcLocks.DEFAULT_TABLE + "); created if missing.")
+            description = "Lease table (default " + JdbcLocks.DEFAULT_TABLE + "). 'baton run' creates it if"
+                    + " missing; no other command does.")
     String table;
 
     @Option(names = {"-v", "--verbose"}, description = "Log progress and show stack traces of errors.")
     boolean verbose;
 
+    private DatabaseUrl resolved;
+
     /** Resolves the URL from the option, the environment or the default. */
     DatabaseUrl resolveUrl() {
-        return DatabaseUrl.resolve(url, System.getenv(), home());
+        resolved = DatabaseUrl.resolve(url, System.getenv(), home());
+        return resolved;
+    }
+
+    /** The URL resolved by {@link #resolveUrl()}, if it was. */
+    Optional<DatabaseUrl> resolved() {
+        return Optional.ofNullable(resolved);
     }
 
     /**
@@ -38,9 +55,17 @@ final class DatabaseOptions {
         return connect(databaseUrl, leaseTime, Strategy.LEASE);
     }
 
-    /** As {@link #connect(DatabaseUrl, Duration)}, with the given strategy. */
+    /**
+     * As {@link #connect(DatabaseUrl, Duration)}, with the given strategy.
+     *
+     * @throws BatonFailure (64) for the session strategy on SQLite
+     */
     OpenClient connect(DatabaseUrl databaseUrl, Duration leaseTime, Strategy strategy) {
-        Database database = Database.open(databaseUrl, home());
+        if (strategy == Strategy.SESSION && databaseUrl.kind() == DatabaseUrl.Kind.SQLITE) {
+            throw new BatonFailure(ExitCodes.USAGE, "--strategy session needs PostgreSQL or MariaDB/MySQL;"
+                    + " SQLite (" + databaseUrl.describe() + ") has no session locks: use --strategy lease", null);
+        }
+        Database database = Database.open(databaseUrl, home(), Database.Access.CREATE);
         try {
             JdbcLocks.Builder builder = JdbcLocks.builder(database.dataSource()).createTableIfMissing()
                     .strategy(strategy);
@@ -57,8 +82,106 @@ final class DatabaseOptions {
         }
     }
 
+    /** The table these options name. */
+    String tableName() {
+        return table != null ? table : JdbcLocks.DEFAULT_TABLE;
+    }
+
+    /**
+     * Opens the database and builds a lease client on its existing lock table, never creating anything: the
+     * operator's commands ({@code list}, {@code status}, {@code release}, {@code purge}).
+     *
+     * @throws BatonFailure (64) for a table name that is not allowed, (66) if the table (or the SQLite file)
+     *                      is missing or incomplete, (69/77) if the database is unreachable or refused
+     */
+    OpenClient connectExisting(DatabaseUrl databaseUrl, Database.Access access) {
+        Database database = Database.open(databaseUrl, home(), access);
+        try {
+            JdbcLocks.Builder builder = builder(database);
+            if (!exists(database, tableName(), databaseUrl)) {
+                throw new BatonFailure(ExitCodes.NO_TABLE, "no lock table '" + tableName() + "' in "
+                        + databaseUrl.describe() + (table != null ? " (is --table right?)" : "")
+                        + "; 'baton run' creates it", null);
+            }
+            return new OpenClient(build(builder, databaseUrl), database);
+        } catch (RuntimeException e) {
+            database.close();
+            throw e;
+        }
+    }
+
+    /**
+     * A session-strategy client on the existing tables, to see session locks; empty on SQLite, or when the
+     * session strategy's name table {@code <table>_names} does not exist (then no session lock was ever
+     * taken with this table).
+     */
+    Optional<OpenClient> connectSessionIfPresent(DatabaseUrl databaseUrl) {
+        if (databaseUrl.kind() == DatabaseUrl.Kind.SQLITE) {
+            return Optional.empty();
+        }
+        Database database = Database.open(databaseUrl, home(), Database.Access.READ);
+        try {
+            JdbcLocks.Builder builder = builder(database).strategy(Strategy.SESSION);
+            if (!exists(database, tableName() + "_names", databaseUrl)) {
+                database.close();
+                return Optional.empty();
+            }
+            return Optional.of(new OpenClient(build(builder, databaseUrl), database));
+        } catch (RuntimeException e) {
+            database.close();
+            throw e;
+        }
+    }
+
+    private JdbcLocks.Builder builder(Database database) {
+        JdbcLocks.Builder builder = JdbcLocks.builder(database.dataSource());
+        if (table != null) {
+            try {
+                builder.tableName(table);
+            } catch (IllegalArgumentException e) {
+                // the library names its setter; say the option
+                throw new BatonFailure(ExitCodes.USAGE, String.valueOf(e.getMessage())
+                        .replaceFirst("^tableName", "--table"), e);
+            }
+        }
+        return builder;
+    }
+
+    private static JdbcLockClient build(JdbcLocks.Builder builder, DatabaseUrl databaseUrl) {
+        try {
+            return builder.build();
+        } catch (dev.baton.LockBackendException e) {
+            throw e;
+        } catch (LockException e) {
+            // a table without its sequence, counter or companion tables
+            throw new BatonFailure(ExitCodes.NO_TABLE, "incomplete lock tables in " + databaseUrl.describe() + ": "
+                    + BatonCommand.cliWords(databaseUrl.scrub(BatonCommand.oneLine(e.getMessage()))), e);
+        }
+    }
+
+    /** Whether the (validated) table can be read; a missing table is false, any other failure is thrown. */
+    private static boolean exists(Database database, String table, DatabaseUrl databaseUrl) {
+        try (Connection c = database.dataSource().getConnection(); Statement st = c.createStatement()) {
+            try {
+                st.executeQuery("SELECT 1 FROM " + table + " WHERE 1 = 0").close();
+                return true;
+            } catch (SQLException e) {
+                if (DatabaseErrors.isMissingTable(e)) {
+                    return false;
+                }
+                throw e;
+            } finally {
+                if (!c.getAutoCommit()) {
+                    c.rollback();
+                }
+            }
+        } catch (SQLException e) {
+            throw DatabaseErrors.failure(databaseUrl, e);
+        }
+    }
+
     /** {@code ~}: {@code $HOME} as the shell sees it, else the JVM's {@code user.home}. */
-    private static Path home() {
+    static Path home() {
         String home = System.getenv("HOME");
         return Path.of(home != null && !home.isBlank() ? home : System.getProperty("user.home"));
     }

@@ -1,8 +1,14 @@
 package dev.baton.cli;
 
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * A database URL the CLI can open: which kind of database, the JDBC URL handed to the driver, and the URL
@@ -11,12 +17,23 @@ import java.util.Map;
  * @param kind    the database kind
  * @param jdbcUrl the URL given to the driver ({@code jdbc:mysql:} is rewritten to {@code jdbc:mariadb:})
  * @param shown   the URL as written, password hidden, for messages
+ * @param rawUrl  the URL as written, to find its passwords in other text ({@link #scrub}); never printed
  */
-record DatabaseUrl(Kind kind, String jdbcUrl, String shown) {
+record DatabaseUrl(Kind kind, String jdbcUrl, String shown, String rawUrl) {
     /** The environment variable read when {@code --url} is not given. */
     static final String ENV = "BATON_URL";
     /** The prefixes accepted, for messages and help. */
     static final String SUPPORTED = "jdbc:postgresql:, jdbc:mariadb:, jdbc:mysql: or jdbc:sqlite:";
+    private static final String SQLITE_PREFIX = "jdbc:sqlite:";
+    /** The value of a {@code password=} parameter, in a URL or in any text that contains one. */
+    private static final Pattern PASSWORD_PARAMETER = Pattern.compile("(?i)(?<=[?&;]password=)([^&;\\s]*)");
+    /** The password of {@code //user:password@host}: up to the last {@code @} before the path. */
+    private static final Pattern USER_INFO_PASSWORD = Pattern.compile("//[^\\s/?;:@]*:([^\\s/?]*)@");
+
+    @Override
+    public String toString() {
+        return "DatabaseUrl[" + kind + ", " + shown + "]";
+    }
 
     /** The kinds of database, each with its JDBC driver. */
     enum Kind {
@@ -43,14 +60,14 @@ record DatabaseUrl(Kind kind, String jdbcUrl, String shown) {
      */
     static DatabaseUrl resolve(String option, Map<String, String> env, Path home) {
         if (option != null) {
-            return parse(option, "--url");
+            return parse(option, "--url", home);
         }
         String fromEnv = env.get(ENV);
         if (fromEnv != null && !fromEnv.isBlank()) {
-            return parse(fromEnv, ENV);
+            return parse(fromEnv, ENV, home);
         }
-        return new DatabaseUrl(Kind.SQLITE, "jdbc:sqlite:" + defaultSqliteFile(home), "jdbc:sqlite:"
-                + defaultSqliteFile(home));
+        String file = "jdbc:sqlite:" + defaultSqliteFile(home);
+        return new DatabaseUrl(Kind.SQLITE, file, file, file);
     }
 
     /** The embedded database used when no URL is given. */
@@ -64,7 +81,53 @@ record DatabaseUrl(Kind kind, String jdbcUrl, String shown) {
     }
 
     /**
-     * Parses a URL.
+     * Parses a URL; a SQLite file starting {@code ~/} is in {@code home} (the shell does not expand {@code ~}
+     * inside a URL, and the driver does not either).
+     *
+     * @param source where it came from ({@code --url} or {@value #ENV}), for the message
+     * @throws BatonFailure (64) naming the supported prefixes
+     */
+    static DatabaseUrl parse(String url, String source, Path home) {
+        return parse(expandHome(url, home), source);
+    }
+
+    /** {@code jdbc:sqlite:~/x} (or {@code jdbc:sqlite:file:~/x}) with {@code ~} replaced by {@code home}. */
+    static String expandHome(String url, Path home) {
+        for (String prefix : List.of(SQLITE_PREFIX, SQLITE_PREFIX + "file:")) {
+            if (url.regionMatches(true, 0, prefix, 0, prefix.length())
+                    && url.startsWith("~/", prefix.length())) {
+                return url.substring(0, prefix.length()) + home.resolve(url.substring(prefix.length() + 2));
+            }
+        }
+        return url;
+    }
+
+    /** The SQLite file this URL names, or empty for another database or an in-memory one. */
+    Optional<Path> sqliteFile() {
+        if (kind != Kind.SQLITE) {
+            return Optional.empty();
+        }
+        String rest = jdbcUrl.substring(SQLITE_PREFIX.length());
+        if (rest.startsWith("file:")) {
+            rest = rest.substring("file:".length());
+        }
+        int query = rest.indexOf('?');
+        if (query >= 0) {
+            rest = rest.substring(0, query);
+        }
+        if (rest.isEmpty() || rest.equals(":memory:") || rest.startsWith(":resource:")) {
+            return Optional.empty();
+        }
+        return Optional.of(Path.of(rest).toAbsolutePath());
+    }
+
+    /** How messages name this database: the SQLite file, or the URL with any password hidden. */
+    String describe() {
+        return sqliteFile().map(f -> "SQLite file " + f).orElse(shown);
+    }
+
+    /**
+     * Parses a URL as written (no {@code ~} expansion).
      *
      * @param source where it came from ({@code --url} or {@value #ENV}), for the message
      * @throws BatonFailure (64) naming the supported prefixes
@@ -73,25 +136,59 @@ record DatabaseUrl(Kind kind, String jdbcUrl, String shown) {
         String lower = url.toLowerCase(Locale.ROOT);
         String shown = hidePassword(url);
         if (lower.startsWith("jdbc:postgresql:")) {
-            return new DatabaseUrl(Kind.POSTGRESQL, url, shown);
+            return new DatabaseUrl(Kind.POSTGRESQL, url, shown, url);
         }
         if (lower.startsWith("jdbc:mariadb:")) {
-            return new DatabaseUrl(Kind.MARIADB, url, shown);
+            return new DatabaseUrl(Kind.MARIADB, url, shown, url);
         }
         if (lower.startsWith("jdbc:mysql:")) {
             // The MariaDB driver speaks to MySQL too, but only accepts its own scheme by default.
-            return new DatabaseUrl(Kind.MARIADB, "jdbc:mariadb:" + url.substring("jdbc:mysql:".length()), shown);
+            return new DatabaseUrl(Kind.MARIADB, "jdbc:mariadb:" + url.substring("jdbc:mysql:".length()), shown, url);
         }
         if (lower.startsWith("jdbc:sqlite:") && url.length() > "jdbc:sqlite:".length()) {
-            return new DatabaseUrl(Kind.SQLITE, url, shown);
+            return new DatabaseUrl(Kind.SQLITE, url, shown, url);
         }
         throw new BatonFailure(ExitCodes.USAGE, "unsupported database URL '" + shown + "' (from " + source
                 + "): use " + SUPPORTED, null);
     }
 
-    /** The URL with the value of any password parameter or user-info password replaced by {@code ***}. */
+    /**
+     * The URL with every password replaced by {@code ***}: the value of any {@code password=} parameter
+     * ({@code ?}, {@code &} or {@code ;} separated, any case) and the password of {@code //user:password@host}
+     * (up to the last {@code @} before the path, so an {@code @} in the password is hidden too). Works on any
+     * text that contains such URLs, such as a message.
+     */
     static String hidePassword(String url) {
-        return url.replaceAll("(?i)(password=)[^&;]*", "$1***")
-                .replaceAll("(//[^/@:]*:)[^/@]*@", "$1***@");
+        String text = url;
+        for (String secret : passwords(url)) {
+            text = text.replace(secret, "***");
+        }
+        return text;
+    }
+
+    /**
+     * The passwords written in a URL, longest first, so that they can be removed from any text (a driver's
+     * message, say) before it is printed.
+     */
+    static List<String> passwords(String url) {
+        List<String> found = new ArrayList<>();
+        for (Pattern p : List.of(PASSWORD_PARAMETER, USER_INFO_PASSWORD)) {
+            Matcher m = p.matcher(url);
+            while (m.find()) {
+                found.add(m.group(1));
+            }
+        }
+        found.removeIf(String::isEmpty);
+        found.sort(Comparator.comparingInt(String::length).reversed());
+        return found;
+    }
+
+    /** Replaces every password of this URL in {@code text} with {@code ***}. */
+    String scrub(String text) {
+        String out = text;
+        for (String secret : passwords(rawUrl)) {
+            out = out.replace(secret, "***");
+        }
+        return out;
     }
 }

@@ -1,32 +1,39 @@
 package dev.baton.cli;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.json.JsonWriteFeature;
+import com.fasterxml.jackson.databind.json.JsonMapper;
 import dev.baton.LockInfo;
-import dev.baton.jdbc.Dialect;
-import dev.baton.jdbc.Strategy;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 import java.io.PrintWriter;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 
 /**
- * {@code baton list}: the locks the database knows, held or recently held, as a table with the holder
- * ({@code -} when free), the fencing token of the current or last grant, and the server's acquisition and
- * expiry instants.
+ * {@code baton list}: the locks the database knows — lease rows held or recently held, and session locks
+ * held now — as a table (or JSON with {@code --json}). Never creates anything; reads a read-only SQLite file.
  */
 @Command(name = "list", mixinStandardHelpOptions = true, usageHelpAutoWidth = true, headerHeading = "%n",
-        header = "List the locks in the database: holder, fencing token, acquired, expires.",
+        header = "List the locks: held or free, fencing token, expiry, acquisition, holder, name.",
         description = {"Times are the database server's, as ISO-8601 instants. A free lock shows holder '-'"
-                + " and, as EXPIRES, when its last lease ended.",
-                "The lock table is created in the database if it is missing."},
+                + " and, as EXPIRES, when its last lease ended; a session lock shows EXPIRES 'session'.",
+                "NAME comes last so that long names keep the columns aligned. Characters that a terminal would"
+                + " hide or reorder (controls, bidirectional marks, zero-width and unusual spaces, a space at"
+                + " either end) are shown as escapes: \\u202E, and \\\\ for a backslash. --json prints every"
+                + " non-ASCII character as a JSON \\u escape.",
+                "Nothing is created: a missing table is an error (exit 66). A read-only SQLite file is enough."},
         exitCodeListHeading = "%nExit status:%n",
-        exitCodeList = {"0:listed", "64:bad arguments", "69:database unreachable"})
+        exitCodeList = {"0:listed", "64:bad arguments", "66:no lock table (or SQLite file) there",
+                "69:database unreachable", "77:database refused (credentials, unknown database, permission)"})
 final class ListCommand implements Callable<Integer> {
-    static final List<String> HEADER = List.of("NAME", "HOLDER", "TOKEN", "ACQUIRED", "EXPIRES");
+    static final List<String> HEADER = List.of("STATE", "TOKEN", "EXPIRES", "ACQUIRED", "HOLDER", "NAME");
 
     @Spec
     CommandSpec spec;
@@ -34,34 +41,73 @@ final class ListCommand implements Callable<Integer> {
     @Mixin
     DatabaseOptions database;
 
+    @Option(names = "--json", description = "Print a JSON array: name, state (held|free), strategy"
+            + " (lease|session), holder, token, acquiredAt, expiresAt (null where unknown).")
+    boolean json;
+
+    /** One lock as {@code --json} prints it. */
+    record Entry(String name, String state, String strategy, String holder, Long token, String acquiredAt,
+                 String expiresAt) {
+        static Entry of(LockInfo info) {
+            boolean session = info.expiresAt() == null;
+            return new Entry(info.name(), info.held() ? "held" : "free", session ? "session" : "lease",
+                    info.held() ? info.holder() : null, info.fencingToken() < 0 ? null : info.fencingToken(),
+                    info.acquiredAt() == null ? null : info.acquiredAt().toString(),
+                    info.expiresAt() == null ? null : info.expiresAt().toString());
+        }
+    }
+
     @Override
     public Integer call() {
-        DatabaseUrl url = database.resolveUrl();
-        List<LockInfo> locks;
-        Dialect dialect;
-        try (DatabaseOptions.OpenClient open = database.connect(url, null)) {
-            locks = new ArrayList<>(open.client().list());
-            dialect = open.client().dialect();
+        List<LockInfo> locks = locks(database);
+        PrintWriter out = spec.commandLine().getOut();
+        if (json) {
+            printJson(locks, out);
+        } else {
+            print(locks, out);
         }
-        if (dialect != Dialect.SQLITE) {
-            // session locks live in the server's lock tables, not in rows: ask a session client for them
-            try (DatabaseOptions.OpenClient open = database.connect(url, null, Strategy.SESSION)) {
-                locks.addAll(open.client().list());
-            }
-        }
-        print(locks, spec.commandLine().getOut());
         return ExitCodes.OK;
     }
 
-    /** Prints the table: columns padded to their widest cell, separated by two spaces. */
+    /** Every lease row, then every session lock held now. */
+    static List<LockInfo> locks(DatabaseOptions database) {
+        DatabaseUrl url = database.resolveUrl();
+        List<LockInfo> locks;
+        try (DatabaseOptions.OpenClient open = database.connectExisting(url, Database.Access.READ)) {
+            locks = new ArrayList<>(open.client().list());
+        }
+        // session locks live in the server's lock tables, not in rows: ask a session client for them
+        Optional<DatabaseOptions.OpenClient> session = database.connectSessionIfPresent(url);
+        if (session.isPresent()) {
+            try (DatabaseOptions.OpenClient open = session.get()) {
+                locks.addAll(open.client().list());
+            }
+        }
+        return locks;
+    }
+
+    static void printJson(List<LockInfo> locks, PrintWriter out) {
+        JsonMapper mapper = JsonMapper.builder().enable(JsonWriteFeature.ESCAPE_NON_ASCII).build();
+        try {
+            out.println(mapper.writerWithDefaultPrettyPrinter()
+                    .writeValueAsString(locks.stream().map(Entry::of).toList()));
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("cannot write the list as JSON", e);
+        }
+        out.flush();
+    }
+
+    /** Prints the table: columns padded to their widest cell, separated by two spaces; NAME last, unpadded. */
     static void print(List<LockInfo> locks, PrintWriter out) {
         List<List<String>> rows = new ArrayList<>();
         rows.add(HEADER);
         for (LockInfo info : locks) {
-            rows.add(List.of(oneLine(info.name()), info.held() && info.holder() != null ? info.holder() : "-",
+            rows.add(List.of(info.held() ? "held" : "free",
                     info.fencingToken() < 0 ? "-" : Long.toString(info.fencingToken()),
+                    info.expiresAt() == null ? "session" : info.expiresAt().toString(),
                     info.acquiredAt() == null ? "-" : info.acquiredAt().toString(),
-                    info.expiresAt() == null ? "session" : info.expiresAt().toString()));
+                    info.held() && info.holder() != null ? Names.escape(info.holder()) : "-",
+                    Names.escape(info.name())));
         }
         int[] widths = new int[HEADER.size()];
         for (List<String> row : rows) {
@@ -81,18 +127,5 @@ final class ListCommand implements Callable<Integer> {
             out.println(line);
         }
         out.flush();
-    }
-
-    /** Control characters in a name would break the table; show them escaped. */
-    private static String oneLine(String name) {
-        StringBuilder b = new StringBuilder();
-        name.codePoints().forEach(cp -> {
-            if (Character.isISOControl(cp)) {
-                b.append(String.format("\\u%04x", cp));
-            } else {
-                b.appendCodePoint(cp);
-            }
-        });
-        return b.toString();
     }
 }

@@ -1,0 +1,53 @@
+package dev.baton.cli;
+
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+
+import java.time.Duration;
+import java.util.concurrent.Callable;
+
+/** {@code baton purge --older-than D}: deletes lease rows whose lease ended more than D ago. */
+@Command(name = "purge", mixinStandardHelpOptions = true, usageHelpAutoWidth = true, headerHeading = "%n",
+        header = "Delete the rows of locks whose lease ended more than --older-than ago.",
+        description = {"A held lock never matches: its lease has not ended. Fencing tokens keep increasing after"
+                + " a purge (they come from a sequence or counter, not the row); purge rows that ended long ago"
+                + " (an hour, not seconds): see the README's caveat 'Purge and tokens'.",
+                "Durations: 500ms, 10s, 2m, 1h. Nothing is created; a missing table is an error."},
+        exitCodeListHeading = "%nExit status:%n",
+        exitCodeList = {"0:purged (the number of rows is printed, 0 included)", "64:bad arguments",
+                "66:no lock table (or SQLite file) there", "69:database unreachable",
+                "77:database refused (credentials, unknown database, permission, read-only SQLite file)"})
+final class PurgeCommand implements Callable<Integer> {
+    static final Duration MIN_AGE = Duration.ofSeconds(1);
+
+    @Spec
+    CommandSpec spec;
+
+    @Option(names = "--older-than", required = true, paramLabel = "DURATION", converter = Durations.Converter.class,
+            description = "How long ago a lease must have ended (at least 1s).")
+    Duration olderThan;
+
+    @Mixin
+    DatabaseOptions database;
+
+    @Override
+    public Integer call() {
+        if (olderThan.compareTo(MIN_AGE) < 0) {
+            throw new ParameterException(spec.commandLine(), "--older-than must be at least 1s, was "
+                    + Durations.format(olderThan));
+        }
+        DatabaseUrl url = database.resolveUrl();
+        int purged;
+        try (DatabaseOptions.OpenClient open = database.connectExisting(url, Database.Access.WRITE)) {
+            purged = open.client().purgeExpired(olderThan);
+        }
+        spec.commandLine().getOut().println("purged " + purged + (purged == 1 ? " row" : " rows") + " of locks"
+                + " whose lease ended more than " + Durations.format(olderThan) + " ago from table "
+                + database.tableName() + " in " + url.describe());
+        return ExitCodes.OK;
+    }
+}
