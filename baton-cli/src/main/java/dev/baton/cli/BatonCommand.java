@@ -8,6 +8,7 @@ import dev.baton.checker.CheckCommand;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Model.OptionSpec;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.ParseResult;
 import picocli.CommandLine.Spec;
@@ -78,18 +79,30 @@ public final class BatonCommand implements Callable<Integer> {
 
     /** Runs the command in this process with the given output and error writers; returns the exit status. */
     static int execute(PrintWriter out, PrintWriter err, String... args) {
+        CommandLine cli = commandLine(out, err);
+        int status = cli.execute(args);
+        out.flush();
+        err.flush();
+        return status;
+    }
+
+    /** The command line with every subcommand and handler, writing to the given writers. */
+    static CommandLine commandLine(PrintWriter out, PrintWriter err) {
         CommandLine cli = new CommandLine(new BatonCommand());
         // one version for every command, read from the build (the checker's own annotation spells one)
-        cli.getSubcommands().get("check").getCommandSpec().versionProvider(new Version());
+        CommandSpec check = cli.getSubcommands().get("check").getCommandSpec();
+        check.versionProvider(new Version());
+        // ~/ in a SQLite URL is the home directory here too, as for every other command
+        OptionSpec checkUrl = check.findOption("--url");
+        check.remove(checkUrl);
+        check.addOption(OptionSpec.builder(checkUrl)
+                .converters(value -> DatabaseUrl.expandHome(value, DatabaseOptions.home())).build());
         cli.setOut(out);
         cli.setErr(err);
         cli.getSubcommands().get("run").setStopAtPositional(true);
         cli.setParameterExceptionHandler(BatonCommand::usageError);
         cli.setExecutionExceptionHandler(BatonCommand::failure);
-        int status = cli.execute(args);
-        out.flush();
-        err.flush();
-        return status;
+        return cli;
     }
 
     private static int usageError(ParameterException e, String[] args) {

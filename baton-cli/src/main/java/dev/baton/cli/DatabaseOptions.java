@@ -95,6 +95,8 @@ final class DatabaseOptions {
      *                      is missing or incomplete, (69/77) if the database is unreachable or refused
      */
     OpenClient connectExisting(DatabaseUrl databaseUrl, Database.Access access) {
+        // a bad --table is a usage error, said before anything is opened (the builder only checks the name)
+        builder(new Database(new org.sqlite.SQLiteDataSource(), () -> { }, "-"));
         Database database = Database.open(databaseUrl, home(), access);
         try {
             JdbcLocks.Builder builder = builder(database);

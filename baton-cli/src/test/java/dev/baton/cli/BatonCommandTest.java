@@ -9,9 +9,12 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.sqlite.SQLiteDataSource;
 
+import dev.baton.LockInfo;
+
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Path;
+import java.time.Instant;
 import java.util.List;
 import java.util.stream.Stream;
 
@@ -128,7 +131,7 @@ class BatonCommandTest {
     }
 
     @Test
-    void listShowsHolderTokenAndFreeLocks(@TempDir Path dir) {
+    void listShowsStateTokenHolderAndNameLast(@TempDir Path dir) {
         String url = "jdbc:sqlite:" + dir.resolve("locks.db");
         SQLiteDataSource ds = new SQLiteDataSource();
         ds.setUrl(url);
@@ -140,13 +143,216 @@ class BatonCommandTest {
                 assertThat(r.status()).as(r.err()).isZero();
                 List<String> lines = r.out().lines().toList();
                 assertThat(lines).hasSize(3);
-                assertThat(lines.get(0).split("\\s+")).containsExactly("NAME", "HOLDER", "TOKEN", "ACQUIRED",
-                        "EXPIRES");
-                assertThat(lines.get(1).split("\\s+")).startsWith("held", held.holderId(),
-                        Long.toString(held.fencingToken()));
-                assertThat(lines.get(2).split("\\s+")).startsWith("released", "-");
+                assertThat(lines.get(0).split("\\s+")).containsExactly("STATE", "TOKEN", "EXPIRES", "ACQUIRED",
+                        "HOLDER", "NAME");
+                assertThat(lines.get(1).split("\\s+")).containsExactly("held", Long.toString(held.fencingToken()),
+                        lines.get(1).split("\\s+")[2], lines.get(1).split("\\s+")[3], held.holderId(), "held");
+                assertThat(lines.get(2).split("\\s+")).startsWith("free").endsWith("-", "released");
                 assertThat(lines.get(1).split("\\s+")[3]).matches("\\d{4}-\\d\\d-\\d\\dT.*Z");
             }
         }
+    }
+
+    @Test
+    void listKeepsColumnsAlignedWithA512CharacterName(@TempDir Path dir) {
+        List<LockInfo> locks = List.of(
+                new LockInfo("x".repeat(512), "host/1/abc#1", 7, Instant.EPOCH, Instant.EPOCH.plusSeconds(10), true),
+                new LockInfo("short", null, 12345, Instant.EPOCH, Instant.EPOCH, false));
+        StringWriter out = new StringWriter();
+
+        ListCommand.print(locks, new PrintWriter(out));
+
+        List<String> lines = out.toString().lines().toList();
+        int nameColumn = lines.get(0).indexOf("NAME");
+        int holderColumn = lines.get(0).indexOf("HOLDER");
+        assertThat(lines.get(1).substring(nameColumn)).isEqualTo("x".repeat(512));
+        assertThat(lines.get(2).substring(nameColumn)).isEqualTo("short");
+        assertThat(lines.get(1).substring(holderColumn)).startsWith("host/1/abc#1 ");
+        assertThat(nameColumn).as("columns before the name do not depend on its length").isLessThan(100);
+    }
+
+    @Test
+    void namesShowInvisibleAndBidirectionalCharactersAsEscapes() {
+        assertThat(Names.escape("a\u202Eb")).isEqualTo("a\\u202Eb");
+        assertThat(Names.escape("pay\u200Broll")).isEqualTo("pay\\u200Broll");
+        assertThat(Names.escape("\uFEFFbom")).isEqualTo("\\uFEFFbom");
+        assertThat(Names.escape("line\nbreak\u2028")).isEqualTo("line\\u000Abreak\\u2028");
+        assertThat(Names.escape("nb\u00A0sp")).isEqualTo("nb\\u00A0sp");
+        assertThat(Names.escape("tag\uDB40\uDC41")).isEqualTo("tag\\U000E0041");
+        assertThat(Names.escape(" lock ")).isEqualTo("\\u0020lock\\u0020");
+        assertThat(Names.escape("a\\u202Eb")).as("a literal backslash is doubled, so it cannot pass for an escape")
+                .isEqualTo("a\\\\u202Eb");
+        assertThat(Names.escape("nightly report é 日本 🔒")).isEqualTo("nightly report é 日本 🔒");
+    }
+
+    @Test
+    void listJsonEscapesEveryNonAsciiCharacter() throws Exception {
+        StringWriter out = new StringWriter();
+        ListCommand.printJson(List.of(new LockInfo("a\u202Eb", null, 3, Instant.EPOCH, Instant.EPOCH, false)),
+                new PrintWriter(out));
+
+        assertThat(out.toString()).contains("\"a\\u202Eb\"").doesNotContain("\u202E");
+        var tree = new com.fasterxml.jackson.databind.ObjectMapper().readTree(out.toString());
+        assertThat(tree.get(0).get("name").asText()).isEqualTo("a\u202Eb");
+        assertThat(tree.get(0).get("state").asText()).isEqualTo("free");
+        assertThat(tree.get(0).get("token").asLong()).isEqualTo(3);
+        assertThat(tree.get(0).get("holder").isNull()).isTrue();
+    }
+
+    @Test
+    void listNeverCreatesTheSqliteFile(@TempDir Path dir) {
+        Path file = dir.resolve("absent.db");
+
+        Result r = baton("list", "--url", "jdbc:sqlite:" + file);
+
+        assertThat(r.status()).isEqualTo(ExitCodes.NO_TABLE);
+        assertThat(r.err()).contains(file.toString()).contains("does not exist");
+        assertThat(file).doesNotExist();
+    }
+
+    @Test
+    void listWithATableTypoSaysThereIsNoSuchTableAndCreatesNothing(@TempDir Path dir) throws Exception {
+        String url = "jdbc:sqlite:" + dir.resolve("locks.db");
+        SQLiteDataSource ds = new SQLiteDataSource();
+        ds.setUrl(url);
+        JdbcLocks.builder(ds).createTableIfMissing().build().close();
+
+        Result r = baton("list", "--url", url, "--table", "baton_lokcs");
+
+        assertThat(r.status()).isEqualTo(ExitCodes.NO_TABLE);
+        assertThat(r.errLines()).containsExactly("baton: no lock table 'baton_lokcs' in SQLite file "
+                + dir.resolve("locks.db") + " (is --table right?); 'baton run' creates it");
+        try (var c = ds.getConnection(); var rs = c.createStatement().executeQuery(
+                "SELECT count(*) FROM sqlite_master WHERE name LIKE 'baton_lokcs%'")) {
+            rs.next();
+            assertThat(rs.getInt(1)).isZero();
+        }
+    }
+
+    @Test
+    void sessionStrategyOnSqliteIsRefusedInTheCliWords(@TempDir Path dir) {
+        Result r = baton("run", "--lock", "x", "--strategy", "session", "--url", "jdbc:sqlite:" + dir.resolve("x.db"),
+                "--", "true");
+
+        assertThat(r.status()).isEqualTo(ExitCodes.USAGE);
+        assertThat(r.err()).contains("--strategy lease").doesNotContain("Strategy.").doesNotContain("LEASE");
+    }
+
+    @Test
+    void libraryWordsAreSaidAsOptions() {
+        assertThat(BatonCommand.cliWords("SQLite has no session locks (use Strategy.LEASE)"))
+                .isEqualTo("SQLite has no session locks (use --strategy lease)");
+        assertThat(BatonCommand.cliWords("olderThan must be at least 1 s")).isEqualTo("--older-than must be at least 1 s");
+        assertThat(BatonCommand.cliWords("Apply the DDL in x.sql (shipped in baton-jdbc), or call createTableIfMissing()"
+                + " on the builder")).doesNotContain("createTableIfMissing").doesNotContain("builder");
+    }
+
+    @Test
+    void purgeRefusesLessThanOneSecond(@TempDir Path dir) {
+        Result r = baton("purge", "--older-than", "500ms", "--url", "jdbc:sqlite:" + dir.resolve("x.db"));
+
+        assertThat(r.status()).isEqualTo(ExitCodes.USAGE);
+        assertThat(r.err()).contains("--older-than must be at least 1s, was 500ms");
+    }
+
+    @Test
+    void statusAndReleaseRefuseAnInvalidName() {
+        assertThat(baton("status", "").status()).isEqualTo(ExitCodes.USAGE);
+        assertThat(baton("release", "a\u0000b").status()).isEqualTo(ExitCodes.USAGE);
+        assertThat(baton("release", "x", "--token", "seven").status()).isEqualTo(ExitCodes.USAGE);
+    }
+
+    @Test
+    void versionIsTheBuildsProjectVersion() {
+        String expected = System.getProperty("baton.expectedVersion");
+        assertThat(expected).as("set by the pom's surefire configuration").isNotBlank();
+
+        assertThat(baton("version").out().strip()).isEqualTo("baton " + expected);
+        assertThat(baton("--version").out().strip()).isEqualTo("baton " + expected);
+        assertThat(baton("check", "--version").out().strip()).isEqualTo("baton " + expected);
+    }
+
+    @Test
+    void helpListsEveryCommandAndTheExitStatuses() {
+        Result r = baton("help");
+
+        assertThat(r.status()).isZero();
+        for (String command : List.of("run", "status", "list", "release", "purge", "check", "version", "completion")) {
+            assertThat(r.out()).containsPattern("(?m)^  " + command + " ");
+        }
+        for (String status : List.of("64", "66", "69", "70", "75", "76", "77")) {
+            assertThat(r.out()).containsPattern("(?m)^  " + status + " ");
+        }
+    }
+
+    @Test
+    void checkIsASubcommandWithItsOwnHelp() {
+        Result r = baton("help", "check");
+
+        assertThat(r.status()).isZero();
+        assertThat(r.out()).contains("Usage: baton check").contains("--faults");
+    }
+
+    @Test
+    void completionPrintsPicocliBashScriptForEveryCommand() {
+        Result r = baton("completion");
+
+        assertThat(r.status()).isZero();
+        assertThat(r.out()).startsWith("#!/usr/bin/env bash").contains("complete -F")
+                .contains("release").contains("purge").contains("status").contains("--older-than")
+                .contains("--faults");
+    }
+
+    @Test
+    void tildeInASqliteUrlIsTheHomeDirectory(@TempDir Path home) {
+        assertThat(DatabaseUrl.parse("jdbc:sqlite:~/.baton/baton.db", "--url", home).jdbcUrl())
+                .isEqualTo("jdbc:sqlite:" + home.resolve(".baton/baton.db"));
+        assertThat(DatabaseUrl.parse("jdbc:sqlite:~/.baton/baton.db", "--url", home).isDefaultSqlite(home)).isTrue();
+        assertThat(DatabaseUrl.resolve(null, java.util.Map.of("BATON_URL", "jdbc:sqlite:~/b.db"), home).jdbcUrl())
+                .isEqualTo("jdbc:sqlite:" + home.resolve("b.db"));
+        assertThat(DatabaseUrl.parse("jdbc:sqlite:/tmp/~/x.db", "--url", home).jdbcUrl())
+                .isEqualTo("jdbc:sqlite:/tmp/~/x.db");
+        assertThat(DatabaseUrl.parse("jdbc:postgresql://h/~db", "--url", home).jdbcUrl())
+                .isEqualTo("jdbc:postgresql://h/~db");
+    }
+
+    @Test
+    void tildeInTheCheckersSqliteUrlIsTheHomeDirectoryToo() {
+        var cli = BatonCommand.commandLine(new PrintWriter(new StringWriter()), new PrintWriter(new StringWriter()));
+        var parsed = cli.parseArgs("check", "--url", "jdbc:sqlite:~/check.db");
+
+        List<String> urls = parsed.subcommand().matchedOption("--url").getValue();
+        assertThat(urls).containsExactly("jdbc:sqlite:" + DatabaseOptions.home().resolve("check.db"));
+    }
+
+    @Test
+    void sqliteUrlWithTildeWorksForEveryCommand(@TempDir Path home) throws Exception {
+        DatabaseUrl url = DatabaseUrl.parse("jdbc:sqlite:~/locks.db", "--url", home);
+        assertThat(url.sqliteFile()).contains(home.resolve("locks.db"));
+        assertThat(url.describe()).isEqualTo("SQLite file " + home.resolve("locks.db"));
+    }
+
+    @Test
+    void passwordsAreFoundInEveryFormAndRemovedFromAnyText() {
+        assertThat(DatabaseUrl.hidePassword("jdbc:postgresql://u:hunter2@h/db?password=hunter2&x=1"))
+                .isEqualTo("jdbc:postgresql://u:***@h/db?password=***&x=1");
+        assertThat(DatabaseUrl.hidePassword("jdbc:mariadb://u:hun@ter2@h:3306/db"))
+                .isEqualTo("jdbc:mariadb://u:***@h:3306/db");
+        assertThat(DatabaseUrl.hidePassword("cannot reach jdbc:postgresql://h/db?user=u&PassWord=hunter2 (unreachable): x"))
+                .isEqualTo("cannot reach jdbc:postgresql://h/db?user=u&PassWord=*** (unreachable): x");
+        assertThat(DatabaseUrl.hidePassword("jdbc:postgresql://h/db?user=u;password=hunter2;ssl=true"))
+                .isEqualTo("jdbc:postgresql://h/db?user=u;password=***;ssl=true");
+        assertThat(DatabaseUrl.hidePassword("jdbc:postgresql://h:5432/db?user=u")).isEqualTo("jdbc:postgresql://h:5432/db?user=u");
+        DatabaseUrl url = DatabaseUrl.parse("jdbc:postgresql://u:pw1@h/db?password=hunter2", "--url");
+        assertThat(url.scrub("FATAL: password hunter2 or pw1 rejected")).isEqualTo("FATAL: password *** or *** rejected");
+        assertThat(url.toString()).doesNotContain("hunter2").doesNotContain("pw1");
+    }
+
+    @Test
+    void passwordIsNotPrintedInAnUnknownOptionMessage() {
+        Result r = baton("list", "--url", "jdbc:postgresql://127.0.0.1:1/x?password=hunter2", "stray");
+
+        assertThat(r.status()).isEqualTo(ExitCodes.USAGE);
+        assertThat(r.err()).doesNotContain("hunter2");
     }
 }
