@@ -149,7 +149,7 @@ class BatonRunIT {
         assertThat(started).as("command started under the lock; stderr: %s", holder.err()).exists();
         Baton list = start("list", "--url", PG);
         assertThat(list.awaitExit(EXIT_TIMEOUT)).as("list; stderr: %s", list.err()).isZero();
-        assertThat(list.out().lines().filter(l -> l.startsWith(lock + " ")))
+        assertThat(list.out().lines().filter(l -> l.endsWith(" " + lock)))
                 .as("a row for the session lock in:%n%s", list.out()).singleElement().asString()
                 .contains("(pid ").contains("session");
         Baton second = start("run", "--strategy", "session", "--wait", "0", "--lock", lock, "--url", PG, "--", "true");
