@@ -145,7 +145,11 @@ public final class BatonCommand implements Callable<Integer> {
         }
         err.println("baton: " + line);
         if (isVerbose(parsed)) {
-            e.printStackTrace(err);
+            // a driver's message may repeat the URL: the trace gets the same scrubbing as the line above
+            java.io.StringWriter trace = new java.io.StringWriter();
+            e.printStackTrace(new PrintWriter(trace));
+            String text = DatabaseUrl.hidePassword(trace.toString());
+            err.print(url.isPresent() ? url.get().scrub(text) : text);
         } else if (status == ExitCodes.SOFTWARE) {
             err.println("baton: run again with --verbose for the stack trace");
         }

@@ -218,6 +218,8 @@ class BatonAdminIT {
 
             Result again = baton(args(backend, "release", name, "--token", Long.toString(held.fencingToken())));
             assertThat(again.status()).isEqualTo(ExitCodes.NOT_HELD);
+            assertThat(next.isValid()).as("a stale token never ends a later grant").isTrue();
+            next.checkValid();
         }
         Result none = baton(args(backend, "release", name));
         assertThat(none.status()).isEqualTo(ExitCodes.NOT_HELD);

@@ -349,6 +349,15 @@ class BatonCommandTest {
     }
 
     @Test
+    void passwordIsNotPrintedInTheVerboseStackTraceEither() {
+        // MariaDB Connector/J repeats the user-info of an URL it cannot parse in its message
+        Result r = baton("list", "--verbose", "--url", "jdbc:mariadb://u:hunter2@127.0.0.1:1/test");
+
+        assertThat(r.status()).isNotZero();
+        assertThat(r.err()).contains("\tat ").doesNotContain("hunter2");
+    }
+
+    @Test
     void passwordIsNotPrintedInAnUnknownOptionMessage() {
         Result r = baton("list", "--url", "jdbc:postgresql://127.0.0.1:1/x?password=hunter2", "stray");
 
