@@ -14,8 +14,9 @@ import picocli.CommandLine.ParseResult;
 import picocli.CommandLine.Spec;
 
 import java.io.PrintWriter;
+import java.io.StringWriter;
 import java.sql.SQLException;
-import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
@@ -48,6 +49,15 @@ import java.util.concurrent.Callable;
                 "77:database refused: credentials, unknown database, permission, read-only SQLite file"})
 public final class BatonCommand implements Callable<Integer> {
     private static final String LOG_PREFIX = "org.slf4j.simpleLogger.";
+    /** The library's words for its settings, said as the CLI's options (applied in this order). */
+    private static final List<Map.Entry<String, String>> CLI_WORDS = List.of(
+            Map.entry("Strategy.LEASE", "--strategy lease"),
+            Map.entry("Strategy.SESSION", "--strategy session"),
+            Map.entry(", or call createTableIfMissing() on the builder", ", or let 'baton run' create them"),
+            Map.entry("; choose .dialect(Dialect.MYSQL) explicitly", ""),
+            Map.entry("tableName '", "--table '"),
+            Map.entry("leaseTime", "--lease"),
+            Map.entry("olderThan", "--older-than"));
 
     @Spec
     CommandSpec spec;
@@ -146,7 +156,7 @@ public final class BatonCommand implements Callable<Integer> {
         err.println("baton: " + line);
         if (isVerbose(parsed)) {
             // a driver's message may repeat the URL: the trace gets the same scrubbing as the line above
-            java.io.StringWriter trace = new java.io.StringWriter();
+            StringWriter trace = new StringWriter();
             e.printStackTrace(new PrintWriter(trace));
             String text = DatabaseUrl.hidePassword(trace.toString());
             err.print(url.isPresent() ? url.get().scrub(text) : text);
@@ -172,24 +182,10 @@ public final class BatonCommand implements Callable<Integer> {
         return Optional.empty();
     }
 
-    /** The library's words for its settings, said as the CLI's options. */
-    private static final Map<String, String> CLI_WORDS = new LinkedHashMap<>();
-
-    static {
-        CLI_WORDS.put(" (use Strategy.LEASE)", " (use --strategy lease)");
-        CLI_WORDS.put("Strategy.LEASE", "--strategy lease");
-        CLI_WORDS.put("Strategy.SESSION", "--strategy session");
-        CLI_WORDS.put(", or call createTableIfMissing() on the builder", ", or let 'baton run' create them");
-        CLI_WORDS.put("; choose .dialect(Dialect.MYSQL) explicitly", "");
-        CLI_WORDS.put("tableName '", "--table '");
-        CLI_WORDS.put("leaseTime", "--lease");
-        CLI_WORDS.put("olderThan", "--older-than");
-    }
-
     /** Replaces the Java names that library messages use for settings by the CLI's option names. */
     static String cliWords(String message) {
         String out = message;
-        for (Map.Entry<String, String> w : CLI_WORDS.entrySet()) {
+        for (Map.Entry<String, String> w : CLI_WORDS) {
             out = out.replace(w.getKey(), w.getValue());
         }
         return out;

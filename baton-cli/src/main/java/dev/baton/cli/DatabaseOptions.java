@@ -4,8 +4,10 @@ import dev.baton.LockException;
 import dev.baton.jdbc.JdbcLockClient;
 import dev.baton.jdbc.JdbcLocks;
 import dev.baton.jdbc.Strategy;
+import org.sqlite.SQLiteDataSource;
 import picocli.CommandLine.Option;
 
+import javax.sql.DataSource;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -95,11 +97,12 @@ final class DatabaseOptions {
      *                      is missing or incomplete, (69/77) if the database is unreachable or refused
      */
     OpenClient connectExisting(DatabaseUrl databaseUrl, Database.Access access) {
-        // a bad --table is a usage error, said before anything is opened (the builder only checks the name)
-        builder(new Database(new org.sqlite.SQLiteDataSource(), () -> { }, "-"));
+        // a bad --table is a usage error, said before anything is opened: this builder is never built, it
+        // only checks the name
+        builder(new SQLiteDataSource());
         Database database = Database.open(databaseUrl, home(), access);
         try {
-            JdbcLocks.Builder builder = builder(database);
+            JdbcLocks.Builder builder = builder(database.dataSource());
             if (!exists(database, tableName(), databaseUrl)) {
                 throw new BatonFailure(ExitCodes.NO_TABLE, "no lock table '" + tableName() + "' in "
                         + databaseUrl.describe() + (table != null ? " (is --table right?)" : "")
@@ -123,7 +126,7 @@ final class DatabaseOptions {
         }
         Database database = Database.open(databaseUrl, home(), Database.Access.READ);
         try {
-            JdbcLocks.Builder builder = builder(database).strategy(Strategy.SESSION);
+            JdbcLocks.Builder builder = builder(database.dataSource()).strategy(Strategy.SESSION);
             if (!exists(database, tableName() + "_names", databaseUrl)) {
                 database.close();
                 return Optional.empty();
@@ -135,8 +138,8 @@ final class DatabaseOptions {
         }
     }
 
-    private JdbcLocks.Builder builder(Database database) {
-        JdbcLocks.Builder builder = JdbcLocks.builder(database.dataSource());
+    private JdbcLocks.Builder builder(DataSource dataSource) {
+        JdbcLocks.Builder builder = JdbcLocks.builder(dataSource);
         if (table != null) {
             try {
                 builder.tableName(table);

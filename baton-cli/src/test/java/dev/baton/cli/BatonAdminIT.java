@@ -30,7 +30,6 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -505,9 +504,5 @@ class BatonAdminIT {
                 Files.deleteIfExists(home.resolve(file + suffix));
             }
         }
-    }
-
-    static String lower(String s) {
-        return s.toLowerCase(Locale.ROOT);
     }
 }
