@@ -19,7 +19,8 @@ public interface DistributedLock {
     String name();
 
     /**
-     * Tries once to acquire the lock, without waiting.
+     * Tries once to acquire the lock, without waiting. Like {@link Lock#tryLock()}, it does not look at the
+     * thread's interrupt flag (there is no wait to interrupt) and leaves it as it was.
      *
      * @return the lease, or empty if another holder has the lock (not an exception)
      * @throws LockLostException    if the calling thread holds this lock already and that lease was lost
@@ -29,7 +30,9 @@ public interface DistributedLock {
     Optional<Lease> tryAcquire();
 
     /**
-     * Acquires the lock, waiting at most {@code maxWait}. {@code Duration.ZERO} tries once.
+     * Acquires the lock, waiting at most {@code maxWait}. {@code Duration.ZERO} tries once, as
+     * {@link #tryAcquire()} does (the interrupt flag is not looked at). A wait too long to count in
+     * nanoseconds (292 years) waits as long as it takes.
      *
      * @throws IllegalArgumentException   if {@code maxWait} is null or negative
      * @throws LockTimeoutException       if the lock was not acquired in time

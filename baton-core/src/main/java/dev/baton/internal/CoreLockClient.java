@@ -218,6 +218,23 @@ public final class CoreLockClient implements LockClient {
      *         is false
      */
     Lease acquire(String name, LockMode mode, long maxWaitNanos, boolean interruptible, boolean throwOnBusy) {
+        if (maxWaitNanos != 0) {
+            return attempt(name, mode, maxWaitNanos, interruptible, throwOnBusy);
+        }
+        // A try-once does not wait, so it has nothing to interrupt: like Lock.tryLock() it ignores the flag,
+        // and hides it from the backend too (a pool refuses to lend a connection to an interrupted thread:
+        // HikariCP's "Interrupted during connection acquisition"). The flag is set again afterwards.
+        boolean interrupted = Thread.interrupted();
+        try {
+            return attempt(name, mode, 0, false, throwOnBusy);
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    private Lease attempt(String name, LockMode mode, long maxWaitNanos, boolean interruptible, boolean throwOnBusy) {
         checkOpen();
         Thread thread = Thread.currentThread();
         HoldKey hk = new HoldKey(name, mode, thread.getId());
@@ -289,7 +306,9 @@ public final class CoreLockClient implements LockClient {
                 long park = Math.min(jittered, left);
                 if (lastBusy.remaining() != null) {
                     // wake just after the holder's lease ends on the server
-                    long untilExpiry = lastBusy.remaining().toNanos() + TimeUnit.MILLISECONDS.toNanos(1);
+                    // (saturated: a lease ending in centuries, such as another strategy's marker row, must not overflow)
+                    long untilExpiry = CoreLock.saturatedNanos(lastBusy.remaining());
+                    untilExpiry += Math.min(TimeUnit.MILLISECONDS.toNanos(1), Long.MAX_VALUE - untilExpiry);
                     park = Math.min(park, Math.max(untilExpiry, 0));
                 }
                 backoff = Math.min(backoff * 2, maxPoll);
@@ -365,6 +384,9 @@ public final class CoreLockClient implements LockClient {
             return;
         }
         holds.remove(new HoldKey(hold.key.name(), hold.key.mode(), hold.threadId), hold);
+        // a release in a finally block often runs on an interrupted thread: hide the flag from the backend (a
+        // pool refuses an interrupted borrower) and set it again after
+        boolean interrupted = Thread.interrupted();
         try {
             if (before == Hold.State.HELD) {
                 boolean released = backend.release(hold.key);
@@ -384,6 +406,9 @@ public final class CoreLockClient implements LockClient {
             }
             log.debug("release of lost lease '{}' failed", hold.key.name(), e);
         } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
             wakeBoard.signal(hold.key.name());
         }
     }
