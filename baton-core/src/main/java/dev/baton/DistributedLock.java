@@ -25,7 +25,8 @@ public interface DistributedLock {
      * @return the lease, or empty if another holder has the lock (not an exception)
      * @throws LockLostException    if the calling thread holds this lock already and that lease was lost
      * @throws LockBackendException if the backend could not be reached
-     * @throws LockException        if the client is closed
+     * @throws LockException        if the client is closed, or the backend refuses the name (a JDBC name used
+     *                                  with another strategy in the same table: one name, one lock)
      */
     Optional<Lease> tryAcquire();
 
@@ -39,7 +40,8 @@ public interface DistributedLock {
      * @throws LockInterruptedException   if the thread was interrupted while waiting (its flag is set again)
      * @throws LockLostException          if the calling thread holds this lock already and that lease was lost
      * @throws LockBackendException       if the backend could not be reached
-     * @throws LockException              if the client is closed
+     * @throws LockException              if the client is closed, or the backend refuses the name (a JDBC name used
+     *                                  with another strategy in the same table: one name, one lock)
      */
     Lease acquire(Duration maxWait);
 
@@ -49,7 +51,8 @@ public interface DistributedLock {
      * @throws LockInterruptedException if the thread was interrupted while waiting (its flag is set again)
      * @throws LockLostException        if the calling thread holds this lock already and that lease was lost
      * @throws LockBackendException     if the backend could not be reached
-     * @throws LockException            if the client is closed
+     * @throws LockException            if the client is closed, or the backend refuses the name (a JDBC name used
+     *                                  with another strategy in the same table: one name, one lock)
      */
     Lease acquire();
 

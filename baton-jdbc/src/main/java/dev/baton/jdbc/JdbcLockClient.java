@@ -100,7 +100,8 @@ public interface JdbcLockClient extends LockClient {
      * @throws dev.baton.LockBackendException if the database could not be reached to take the row (the task
      *                                  did not run). If only keeping it for {@code atLeastFor} fails after
      *                                  the task ran, that is logged and the row stays taken until {@code atMostFor}
-     * @throws dev.baton.LockException   if the client is closed
+     * @throws dev.baton.LockException   if the client is closed, or the name is used with the session strategy
+     *                                  in this table (one name, one lock: the task did not run)
      * @throws RuntimeException         whatever the task threw, after the row was kept for {@code atLeastFor}
      */
     boolean runOnce(String name, Duration atMostFor, Duration atLeastFor, Runnable task);

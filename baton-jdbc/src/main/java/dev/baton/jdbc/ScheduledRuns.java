@@ -68,7 +68,8 @@ final class ScheduledRuns {
         String owner = clientId + "#" + Thread.currentThread().getId();
         AcquireResult result;
         try (Connection c = dataSource.getConnection()) {
-            result = leaseTable.tryAcquire(c, name, owner, atMostFor.toMillis());
+            result = LeaseTable.refuseSessionMarker(leaseTable.tryAcquire(c, name, owner, atMostFor.toMillis()), name,
+                    leaseTable.table);
         } catch (SQLException e) {
             throw failure("taking '" + name + "' for at most " + atMostFor.toMillis() + " ms failed", e);
         }
