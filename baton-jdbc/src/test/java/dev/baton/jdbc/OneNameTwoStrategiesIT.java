@@ -53,7 +53,11 @@ class OneNameTwoStrategiesIT {
     }
 
     private static JdbcLockClient client(TxDatabase db, Strategy strategy) {
-        JdbcLocks.Builder b = JdbcLocks.builder(db.pool(4)).tableName(table(db)).createTableIfMissing().strategy(strategy);
+        return client(db, strategy, db.pool(4));
+    }
+
+    private static JdbcLockClient client(TxDatabase db, Strategy strategy, javax.sql.DataSource pool) {
+        JdbcLocks.Builder b = JdbcLocks.builder(pool).tableName(table(db)).createTableIfMissing().strategy(strategy);
         if (db.dialect() == Dialect.MYSQL) {
             b.dialect(Dialect.MYSQL);
         }
@@ -125,6 +129,23 @@ class OneNameTwoStrategiesIT {
             lease.purgeExpired(Duration.ofSeconds(1));
             assertThatThrownBy(() -> lease.lock(name).tryAcquire()).as("still the session strategy's after a purge")
                     .isExactlyInstanceOf(LockException.class);
+        }
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("databases")
+    void theSessionStrategysClaimIsCommittedOnAPoolThatDefaultsToAutoCommitOff(TxDatabase db) {
+        String name = TxDatabase.unique("claim-autocommit-off");
+        com.zaxxer.hikari.HikariConfig hc = new com.zaxxer.hikari.HikariConfig();
+        hc.setDataSource(db.raw(""));
+        hc.setMaximumPoolSize(4);
+        hc.setAutoCommit(false); // the pool rolls back what was not committed when a connection returns
+        try (var manual = new com.zaxxer.hikari.HikariDataSource(hc);
+             JdbcLockClient session = client(db, Strategy.SESSION, manual); JdbcLockClient lease = client(db, Strategy.LEASE);
+             Lease held = session.lock(name).acquire(Duration.ofSeconds(5))) {
+            assertThatThrownBy(() -> lease.lock(name).tryAcquire()).as("the marker row survived the pool's rollback")
+                    .isExactlyInstanceOf(LockException.class).hasMessageContaining("session strategy");
+            assertThat(held.isValid()).isTrue();
         }
     }
 
