@@ -218,23 +218,29 @@ public final class CoreLockClient implements LockClient {
      *         is false
      */
     Lease acquire(String name, LockMode mode, long maxWaitNanos, boolean interruptible, boolean throwOnBusy) {
-        if (maxWaitNanos != 0) {
-            return attempt(name, mode, maxWaitNanos, interruptible, throwOnBusy);
-        }
-        // A try-once does not wait, so it has nothing to interrupt: like Lock.tryLock() it ignores the flag,
-        // and hides it from the backend too (a pool refuses to lend a connection to an interrupted thread:
-        // HikariCP's "Interrupted during connection acquisition"). The flag is set again afterwards.
-        boolean interrupted = Thread.interrupted();
+        // A try-once does not wait, so it has nothing to interrupt: like Lock.tryLock() it ignores the flag
+        return attempt(name, mode, maxWaitNanos, interruptible && maxWaitNanos != 0, throwOnBusy);
+    }
+
+    /**
+     * The acquisition. When not {@code interruptible}, the interrupt flag is hidden from the backend (a pool
+     * refuses to lend a connection to an interrupted thread: HikariCP's "Interrupted during connection
+     * acquisition") and set again on return, with any interrupt that arrived meanwhile.
+     */
+    private Lease attempt(String name, LockMode mode, long maxWaitNanos, boolean interruptible, boolean throwOnBusy) {
+        boolean[] deferredInterrupt = {!interruptible && Thread.interrupted()};
         try {
-            return attempt(name, mode, 0, false, throwOnBusy);
+            return attempt(name, mode, maxWaitNanos, interruptible, throwOnBusy, deferredInterrupt);
         } finally {
-            if (interrupted) {
+            if (deferredInterrupt[0]) {
                 Thread.currentThread().interrupt();
             }
         }
     }
 
-    private Lease attempt(String name, LockMode mode, long maxWaitNanos, boolean interruptible, boolean throwOnBusy) {
+    /** {@code deferredInterrupt[0]}: set when a non-interruptible wait was interrupted, for the caller to restore. */
+    private Lease attempt(String name, LockMode mode, long maxWaitNanos, boolean interruptible, boolean throwOnBusy,
+                          boolean[] deferredInterrupt) {
         checkOpen();
         Thread thread = Thread.currentThread();
         HoldKey hk = new HoldKey(name, mode, thread.getId());
@@ -317,6 +323,9 @@ public final class CoreLockClient implements LockClient {
                 } catch (InterruptedException e) {
                     abandon(name, mode, owner);
                     throw interrupted(name, start);
+                }
+                if (!interruptible && Thread.interrupted()) {
+                    deferredInterrupt[0] = true; // hidden from the next backend call, set again on return
                 }
             }
         } finally {

@@ -63,8 +63,11 @@ class CoreLockClientTest {
             return false;
         }
 
+        volatile ReleaseListener listener;
+
         @Override
         public void start(ReleaseListener listener) {
+            this.listener = listener;
         }
 
         @Override
@@ -245,6 +248,48 @@ class CoreLockClientTest {
             } finally {
                 Thread.interrupted();
             }
+        }
+    }
+
+    @Test
+    void lockIsNotInterruptibleAndHidesTheFlagFromTheBackend() throws Exception {
+        // a waiter parks on its backoff for at least half an hour, so the interrupt below lands while it is parked
+        Builder b = new Builder().minPollInterval(Duration.ofHours(1)).maxPollInterval(Duration.ofHours(1));
+        b.backend.refuseInterrupted.set(true);
+        try (LockClient client = b.build()) {
+            Lock free = client.lock("lock-free").asLock();
+            Thread.currentThread().interrupt();
+            try {
+                free.lock();
+                assertThat(Thread.currentThread().isInterrupted()).as("flag kept after lock()").isTrue();
+                free.unlock();
+            } finally {
+                Thread.interrupted();
+            }
+            b.backend.held.put("lock-held", new LeaseKey("lock-held", "someone-else#1", 99));
+            Lock held = client.lock("lock-held").asLock();
+            CountDownLatch calling = new CountDownLatch(1);
+            java.util.concurrent.atomic.AtomicReference<Object> outcome = new java.util.concurrent.atomic.AtomicReference<>();
+            Thread t = new Thread(() -> {
+                calling.countDown();
+                try {
+                    held.lock(); // interrupted while it waits: it keeps waiting
+                    outcome.set(Thread.currentThread().isInterrupted());
+                    held.unlock();
+                } catch (Throwable e) {
+                    outcome.set(e);
+                }
+            });
+            t.start();
+            calling.await();
+            while (t.getState() != Thread.State.TIMED_WAITING) { // parked after its first attempt found the lock busy
+                Thread.onSpinWait();
+            }
+            t.interrupt();
+            b.backend.held.remove("lock-held");
+            b.backend.listener.released("lock-held"); // as a backend that hears releases from its server
+            t.join(10_000);
+            assertThat(outcome.get()).as("lock() returned, with the interrupt flag set").isEqualTo(Boolean.TRUE);
         }
     }
 

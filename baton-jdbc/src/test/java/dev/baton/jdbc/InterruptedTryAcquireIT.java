@@ -20,7 +20,8 @@ import static org.awaitility.Awaitility.await;
 /**
  * Issue 8 item 9 against a real pool: HikariCP refuses to lend a connection to an interrupted thread when it
  * has to wait for one ("Interrupted during connection acquisition"), so a try-once on an interrupted thread
- * must hide the flag from the backend, not only skip its own check. Each test empties the pool first, so the
+ * must hide the flag from the backend, not only skip its own check; so must {@code Lock.lock()}, which is not
+ * interruptible, and a release. Each test empties the pool first, so the
  * borrow has to wait for a new connection.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
@@ -55,7 +56,7 @@ class InterruptedTryAcquireIT {
 
     @ParameterizedTest(name = "{0} {1}")
     @MethodSource("cases")
-    void tryAcquireAndReleaseOnAnInterruptedThreadWorkWhenThePoolMustOpenAConnection(TxDatabase db, Strategy strategy) {
+    void tryAcquireLockAndReleaseOnAnInterruptedThreadWorkWhenThePoolMustOpenAConnection(TxDatabase db, Strategy strategy) {
         HikariDataSource pool = db.pool(4);
         String table = db.table() + (strategy == Strategy.SESSION ? "_isess" : "");
         try (JdbcLockClient locks = JdbcLocks.builder(pool).tableName(table).createTableIfMissing()
@@ -75,6 +76,11 @@ class InterruptedTryAcquireIT {
                 assertThat(view.tryLock()).isTrue();
                 view.unlock();
                 assertThat(Thread.currentThread().isInterrupted()).as("flag kept after tryLock").isTrue();
+                emptyIdle(pool);
+                Lock notInterruptible = locks.lock(TxDatabase.unique("interrupted-lock")).asLock();
+                notInterruptible.lock(); // Lock.lock() is not interruptible
+                notInterruptible.unlock();
+                assertThat(Thread.currentThread().isInterrupted()).as("flag kept after lock()").isTrue();
             } finally {
                 Thread.interrupted();
             }
