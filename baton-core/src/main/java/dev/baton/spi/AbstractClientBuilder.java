@@ -59,7 +59,7 @@ public abstract class AbstractClientBuilder<B extends AbstractClientBuilder<B>> 
      */
     public B renewInterval(Duration renewInterval) {
         this.renewInterval = within("renewInterval", renewInterval, Duration.ofMillis(10), MAX_LEASE_TIME,
-                "it must be shorter than the lease time, which is at most that");
+                "it must be shorter than the lease time, itself at most 7 days");
         return self();
     }
 
