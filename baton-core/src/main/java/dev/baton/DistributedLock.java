@@ -19,24 +19,29 @@ public interface DistributedLock {
     String name();
 
     /**
-     * Tries once to acquire the lock, without waiting.
+     * Tries once to acquire the lock, without waiting. Like {@link Lock#tryLock()}, it does not look at the
+     * thread's interrupt flag (there is no wait to interrupt) and leaves it as it was.
      *
      * @return the lease, or empty if another holder has the lock (not an exception)
      * @throws LockLostException    if the calling thread holds this lock already and that lease was lost
      * @throws LockBackendException if the backend could not be reached
-     * @throws LockException        if the client is closed
+     * @throws LockException        if the client is closed, or the backend refuses the name (a JDBC name used
+     *                                  with another strategy in the same table: one name, one lock)
      */
     Optional<Lease> tryAcquire();
 
     /**
-     * Acquires the lock, waiting at most {@code maxWait}. {@code Duration.ZERO} tries once.
+     * Acquires the lock, waiting at most {@code maxWait}. {@code Duration.ZERO} tries once, as
+     * {@link #tryAcquire()} does (the interrupt flag is not looked at). A wait too long to count in
+     * nanoseconds (292 years) waits as long as it takes.
      *
      * @throws IllegalArgumentException   if {@code maxWait} is null or negative
      * @throws LockTimeoutException       if the lock was not acquired in time
      * @throws LockInterruptedException   if the thread was interrupted while waiting (its flag is set again)
      * @throws LockLostException          if the calling thread holds this lock already and that lease was lost
      * @throws LockBackendException       if the backend could not be reached
-     * @throws LockException              if the client is closed
+     * @throws LockException              if the client is closed, or the backend refuses the name (a JDBC name used
+     *                                  with another strategy in the same table: one name, one lock)
      */
     Lease acquire(Duration maxWait);
 
@@ -46,7 +51,8 @@ public interface DistributedLock {
      * @throws LockInterruptedException if the thread was interrupted while waiting (its flag is set again)
      * @throws LockLostException        if the calling thread holds this lock already and that lease was lost
      * @throws LockBackendException     if the backend could not be reached
-     * @throws LockException            if the client is closed
+     * @throws LockException            if the client is closed, or the backend refuses the name (a JDBC name used
+     *                                  with another strategy in the same table: one name, one lock)
      */
     Lease acquire();
 

@@ -57,8 +57,13 @@ final class CoreLock implements DistributedLock {
         if (maxWait.isNegative()) {
             throw new IllegalArgumentException("maxWait must not be negative, was " + maxWait);
         }
+        return saturatedNanos(maxWait);
+    }
+
+    /** A non-negative duration in nanoseconds, {@code Long.MAX_VALUE} (292 years: forever) when it does not fit. */
+    static long saturatedNanos(Duration d) {
         try {
-            return maxWait.toNanos();
+            return d.toNanos();
         } catch (ArithmeticException e) {
             return Long.MAX_VALUE;
         }

@@ -218,6 +218,29 @@ public final class CoreLockClient implements LockClient {
      *         is false
      */
     Lease acquire(String name, LockMode mode, long maxWaitNanos, boolean interruptible, boolean throwOnBusy) {
+        // A try-once does not wait, so it has nothing to interrupt: like Lock.tryLock() it ignores the flag
+        return attempt(name, mode, maxWaitNanos, interruptible && maxWaitNanos != 0, throwOnBusy);
+    }
+
+    /**
+     * The acquisition. When not {@code interruptible}, the interrupt flag is hidden from the backend (a pool
+     * refuses to lend a connection to an interrupted thread: HikariCP's "Interrupted during connection
+     * acquisition") and set again on return, with any interrupt that arrived meanwhile.
+     */
+    private Lease attempt(String name, LockMode mode, long maxWaitNanos, boolean interruptible, boolean throwOnBusy) {
+        boolean[] deferredInterrupt = {!interruptible && Thread.interrupted()};
+        try {
+            return attempt(name, mode, maxWaitNanos, interruptible, throwOnBusy, deferredInterrupt);
+        } finally {
+            if (deferredInterrupt[0]) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /** {@code deferredInterrupt[0]}: set when a non-interruptible wait was interrupted, for the caller to restore. */
+    private Lease attempt(String name, LockMode mode, long maxWaitNanos, boolean interruptible, boolean throwOnBusy,
+                          boolean[] deferredInterrupt) {
         checkOpen();
         Thread thread = Thread.currentThread();
         HoldKey hk = new HoldKey(name, mode, thread.getId());
@@ -289,7 +312,9 @@ public final class CoreLockClient implements LockClient {
                 long park = Math.min(jittered, left);
                 if (lastBusy.remaining() != null) {
                     // wake just after the holder's lease ends on the server
-                    long untilExpiry = lastBusy.remaining().toNanos() + TimeUnit.MILLISECONDS.toNanos(1);
+                    // (saturated: a lease ending in centuries, such as another strategy's marker row, must not overflow)
+                    long untilExpiry = CoreLock.saturatedNanos(lastBusy.remaining());
+                    untilExpiry += Math.min(TimeUnit.MILLISECONDS.toNanos(1), Long.MAX_VALUE - untilExpiry);
                     park = Math.min(park, Math.max(untilExpiry, 0));
                 }
                 backoff = Math.min(backoff * 2, maxPoll);
@@ -298,6 +323,9 @@ public final class CoreLockClient implements LockClient {
                 } catch (InterruptedException e) {
                     abandon(name, mode, owner);
                     throw interrupted(name, start);
+                }
+                if (!interruptible && Thread.interrupted()) {
+                    deferredInterrupt[0] = true; // hidden from the next backend call, set again on return
                 }
             }
         } finally {
@@ -365,6 +393,9 @@ public final class CoreLockClient implements LockClient {
             return;
         }
         holds.remove(new HoldKey(hold.key.name(), hold.key.mode(), hold.threadId), hold);
+        // a release in a finally block often runs on an interrupted thread: hide the flag from the backend (a
+        // pool refuses an interrupted borrower) and set it again after
+        boolean interrupted = Thread.interrupted();
         try {
             if (before == Hold.State.HELD) {
                 boolean released = backend.release(hold.key);
@@ -384,6 +415,9 @@ public final class CoreLockClient implements LockClient {
             }
             log.debug("release of lost lease '{}' failed", hold.key.name(), e);
         } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
             wakeBoard.signal(hold.key.name());
         }
     }

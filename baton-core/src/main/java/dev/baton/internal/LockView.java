@@ -62,6 +62,10 @@ final class LockView implements Lock {
 
     @Override
     public boolean tryLock(long time, TimeUnit unit) throws InterruptedException {
+        if (Thread.interrupted()) {
+            // Lock's contract for the timed form, even for a zero wait (the core's try-once ignores the flag)
+            throw new InterruptedException("interrupted before trying lock '" + name + "'");
+        }
         try {
             Lease lease = client.acquire(name, mode, CoreLock.waitNanos(Duration.ofNanos(Math.max(0, unit.toNanos(time)))),
                     true, true);

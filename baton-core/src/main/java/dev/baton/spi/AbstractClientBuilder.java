@@ -18,6 +18,15 @@ public abstract class AbstractClientBuilder<B extends AbstractClientBuilder<B>> 
     public static final Duration DEFAULT_MIN_POLL = Duration.ofMillis(10);
     /** Default cap of a waiter's backoff poll. */
     public static final Duration DEFAULT_MAX_POLL = Duration.ofMillis(500);
+    /**
+     * Longest lease time (and renewal interval): 7 days. A holder that vanishes without releasing keeps its
+     * locks for up to one lease time, so a longer lease is an outage, not a setting; and every lease time
+     * must stay far inside each database's interval and timestamp arithmetic and the client's nanosecond
+     * deadlines (a {@code long} of nanoseconds ends after 292 years).
+     */
+    public static final Duration MAX_LEASE_TIME = Duration.ofDays(7);
+    /** Longest poll interval of a waiter: 1 h. A longer poll only delays a waiter that no notification reaches. */
+    public static final Duration MAX_POLL_INTERVAL = Duration.ofHours(1);
 
     private Duration leaseTime = DEFAULT_LEASE_TIME;
     private Duration renewInterval;
@@ -33,28 +42,38 @@ public abstract class AbstractClientBuilder<B extends AbstractClientBuilder<B>> 
 
     /**
      * The lease each grant and renewal gives, by the server's clock (default 10 s). A live holder renews
-     * it, so this bounds how long a dead holder keeps the lock; at least 100 ms.
+     * it, so this bounds how long a dead holder keeps the lock; at least 100 ms, at most
+     * {@link #MAX_LEASE_TIME} (7 days).
+     *
+     * @throws IllegalArgumentException if null or out of those bounds (the message names both)
      */
     public B leaseTime(Duration leaseTime) {
-        this.leaseTime = positive("leaseTime", leaseTime, Duration.ofMillis(100));
+        this.leaseTime = within("leaseTime", leaseTime, Duration.ofMillis(100), MAX_LEASE_TIME,
+                "a holder that vanishes keeps its locks for up to one lease time");
         return self();
     }
 
-    /** How often held leases are renewed, in one batch (default: a third of the lease time). */
+    /**
+     * How often held leases are renewed, in one batch (default: a third of the lease time); at least 10 ms,
+     * shorter than the lease time.
+     */
     public B renewInterval(Duration renewInterval) {
-        this.renewInterval = positive("renewInterval", renewInterval, Duration.ofMillis(10));
+        this.renewInterval = within("renewInterval", renewInterval, Duration.ofMillis(10), MAX_LEASE_TIME,
+                "it must be shorter than the lease time, itself at most 7 days");
         return self();
     }
 
-    /** The first backoff of a waiter that was not woken by a notification (default 10 ms). */
+    /** The first backoff of a waiter that was not woken by a notification (default 10 ms; 1 ms to 1 h). */
     public B minPollInterval(Duration minPollInterval) {
-        this.minPollInterval = positive("minPollInterval", minPollInterval, Duration.ofMillis(1));
+        this.minPollInterval = within("minPollInterval", minPollInterval, Duration.ofMillis(1), MAX_POLL_INTERVAL,
+                "a longer poll only delays a waiter that no notification reaches");
         return self();
     }
 
-    /** The cap of a waiter's exponential backoff poll (default 500 ms). */
+    /** The cap of a waiter's exponential backoff poll (default 500 ms; 1 ms to 1 h). */
     public B maxPollInterval(Duration maxPollInterval) {
-        this.maxPollInterval = positive("maxPollInterval", maxPollInterval, Duration.ofMillis(1));
+        this.maxPollInterval = within("maxPollInterval", maxPollInterval, Duration.ofMillis(1), MAX_POLL_INTERVAL,
+                "a longer poll only delays a waiter that no notification reaches");
         return self();
     }
 
@@ -114,5 +133,37 @@ public abstract class AbstractClientBuilder<B extends AbstractClientBuilder<B>> 
                     + value.toMillis() + " ms");
         }
         return value;
+    }
+
+    /**
+     * As {@link #positive}, and at most {@code max}; the message names the setting, the value, the bound and
+     * {@code why} (for example {@code "leaseTime must be at most 7 days (PT168H), was PT3000000H: …"}). Every
+     * duration setting needs an upper bound: past it, conversions to nanoseconds or database intervals
+     * overflow.
+     *
+     * @throws IllegalArgumentException otherwise
+     */
+    public static Duration within(String what, Duration value, Duration min, Duration max, String why) {
+        positive(what, value, min);
+        if (value.compareTo(max) > 0) {
+            throw new IllegalArgumentException(what + " must be at most " + human(max) + " (" + max + "), was "
+                    + value + ": " + why);
+        }
+        return value;
+    }
+
+    /** "7 days", "1 h", "32767 s", "500 ms": the largest whole unit. */
+    private static String human(Duration d) {
+        if (d.toMillis() % 86_400_000 == 0) {
+            long days = d.toDays();
+            return days == 1 ? "1 day" : days + " days";
+        }
+        if (d.toMillis() % 3_600_000 == 0) {
+            return d.toHours() + " h";
+        }
+        if (d.toMillis() % 1000 == 0) {
+            return d.toSeconds() + " s";
+        }
+        return d.toMillis() + " ms";
     }
 }

@@ -22,5 +22,15 @@ public record ClientSettings(Duration leaseTime, Duration renewInterval, Duratio
         Objects.requireNonNull(minPollInterval, "minPollInterval");
         Objects.requireNonNull(maxPollInterval, "maxPollInterval");
         Objects.requireNonNull(ticker, "ticker");
+        // bounded here too, for backends that build settings without the builder: the core converts them to
+        // nanoseconds, which must not overflow
+        AbstractClientBuilder.within("leaseTime", leaseTime, Duration.ofNanos(1), AbstractClientBuilder.MAX_LEASE_TIME,
+                "a holder that vanishes keeps its locks for up to one lease time");
+        AbstractClientBuilder.within("renewInterval", renewInterval, Duration.ofNanos(1),
+                AbstractClientBuilder.MAX_LEASE_TIME, "it must be shorter than the lease time");
+        AbstractClientBuilder.within("minPollInterval", minPollInterval, Duration.ofNanos(1),
+                AbstractClientBuilder.MAX_POLL_INTERVAL, "a longer poll only delays a waiter");
+        AbstractClientBuilder.within("maxPollInterval", maxPollInterval, Duration.ofNanos(1),
+                AbstractClientBuilder.MAX_POLL_INTERVAL, "a longer poll only delays a waiter");
     }
 }

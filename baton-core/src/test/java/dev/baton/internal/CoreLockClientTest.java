@@ -6,6 +6,7 @@ import dev.baton.LockClient;
 import dev.baton.LockInfo;
 import dev.baton.spi.AbstractClientBuilder;
 import dev.baton.spi.AcquireResult;
+import dev.baton.spi.ClientSettings;
 import dev.baton.spi.LeaseKey;
 import dev.baton.spi.LockBackend;
 import dev.baton.spi.LockClients;
@@ -21,6 +22,12 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Lock;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -41,6 +48,10 @@ class CoreLockClientTest {
         final List<Integer> renewBatchSizes = new CopyOnWriteArrayList<>();
         final AtomicLong tokens = new AtomicLong();
         final AtomicBoolean failing = new AtomicBoolean();
+        /** Refuse calls on an interrupted thread, as a pool's borrow does (HikariCP: "Interrupted during connection acquisition"). */
+        final AtomicBoolean refuseInterrupted = new AtomicBoolean();
+        /** Busy replies carry this as the holder's remaining lease, when set. */
+        volatile Duration busyRemaining;
 
         @Override
         public String description() {
@@ -52,15 +63,21 @@ class CoreLockClientTest {
             return false;
         }
 
+        volatile ReleaseListener listener;
+
         @Override
         public void start(ReleaseListener listener) {
+            this.listener = listener;
         }
 
         @Override
         public synchronized AcquireResult tryAcquire(String name, String owner, Duration leaseTime) {
+            if (refuseInterrupted.get() && Thread.currentThread().isInterrupted()) {
+                throw new LockBackendException("recording", "interrupted during connection acquisition", null);
+            }
             LeaseKey k = held.get(name);
             if (k != null) {
-                return new AcquireResult.Busy(k.owner(), k.token(), null);
+                return new AcquireResult.Busy(k.owner(), k.token(), busyRemaining);
             }
             LeaseKey mine = new LeaseKey(name, owner, tokens.incrementAndGet());
             held.put(name, mine);
@@ -69,6 +86,9 @@ class CoreLockClientTest {
 
         @Override
         public synchronized boolean release(LeaseKey lease) {
+            if (refuseInterrupted.get() && Thread.currentThread().isInterrupted()) {
+                throw new LockBackendException("recording", "interrupted during connection acquisition", null);
+            }
             return held.remove(lease.name(), lease);
         }
 
@@ -191,6 +211,164 @@ class CoreLockClientTest {
             assertThat(a.clientId()).isNotEqualTo(b.clientId());
             try (Lease l = a.lock("h").acquire()) {
                 assertThat(l.holderId()).startsWith(a.clientId() + "#");
+            }
+        }
+    }
+
+    // ---- issue 8 item 9: a try-once does not look at the interrupt flag ----------------------------
+
+    @Test
+    void tryAcquireOnAnInterruptedThreadTakesAFreeLockAndKeepsTheFlag() {
+        Builder b = new Builder();
+        b.backend.refuseInterrupted.set(true); // a pool refuses to lend to an interrupted thread: the core must not let it see the flag
+        try (LockClient client = b.build()) {
+            Thread.currentThread().interrupt();
+            try {
+                try (Lease lease = client.lock("free-1").tryAcquire().orElseThrow()) {
+                    assertThat(lease.isValid()).isTrue();
+                    assertThat(Thread.currentThread().isInterrupted()).as("flag kept after tryAcquire").isTrue();
+                } // released on the interrupted thread
+                assertThat(b.backend.held).as("released although interrupted").doesNotContainKey("free-1");
+                assertThat(Thread.currentThread().isInterrupted()).as("flag kept after the release").isTrue();
+
+                Lock view = client.lock("free-2").asLock();
+                assertThat(view.tryLock()).as("Lock.tryLock() never throws").isTrue();
+                view.unlock();
+                assertThat(Thread.currentThread().isInterrupted()).as("flag kept after tryLock").isTrue();
+
+                try (Lease lease = client.lock("free-3").acquire(Duration.ZERO)) {
+                    assertThat(lease.isValid()).as("a zero wait tries once, as tryAcquire").isTrue();
+                }
+                assertThat(Thread.currentThread().isInterrupted()).as("flag kept after acquire(ZERO)").isTrue();
+
+                b.backend.held.put("busy", new LeaseKey("busy", "someone-else#1", 99));
+                assertThat(client.lock("busy").tryAcquire()).as("busy: empty, not an exception").isEmpty();
+                assertThat(client.lock("busy").asLock().tryLock()).isFalse();
+                assertThat(Thread.currentThread().isInterrupted()).as("flag kept after a busy try").isTrue();
+            } finally {
+                Thread.interrupted();
+            }
+        }
+    }
+
+    @Test
+    void lockIsNotInterruptibleAndHidesTheFlagFromTheBackend() throws Exception {
+        // a waiter parks on its backoff for at least half an hour, so the interrupt below lands while it is parked
+        Builder b = new Builder().minPollInterval(Duration.ofHours(1)).maxPollInterval(Duration.ofHours(1));
+        b.backend.refuseInterrupted.set(true);
+        try (LockClient client = b.build()) {
+            Lock free = client.lock("lock-free").asLock();
+            Thread.currentThread().interrupt();
+            try {
+                free.lock();
+                assertThat(Thread.currentThread().isInterrupted()).as("flag kept after lock()").isTrue();
+                free.unlock();
+            } finally {
+                Thread.interrupted();
+            }
+            b.backend.held.put("lock-held", new LeaseKey("lock-held", "someone-else#1", 99));
+            Lock held = client.lock("lock-held").asLock();
+            CountDownLatch calling = new CountDownLatch(1);
+            java.util.concurrent.atomic.AtomicReference<Object> outcome = new java.util.concurrent.atomic.AtomicReference<>();
+            Thread t = new Thread(() -> {
+                calling.countDown();
+                try {
+                    held.lock(); // interrupted while it waits: it keeps waiting
+                    outcome.set(Thread.currentThread().isInterrupted());
+                    held.unlock();
+                } catch (Throwable e) {
+                    outcome.set(e);
+                }
+            });
+            t.start();
+            calling.await();
+            while (t.getState() != Thread.State.TIMED_WAITING) { // parked after its first attempt found the lock busy
+                Thread.onSpinWait();
+            }
+            t.interrupt();
+            b.backend.held.remove("lock-held");
+            b.backend.listener.released("lock-held"); // as a backend that hears releases from its server
+            t.join(10_000);
+            assertThat(outcome.get()).as("lock() returned, with the interrupt flag set").isEqualTo(Boolean.TRUE);
+        }
+    }
+
+    @Test
+    void timedTryLockOnAnInterruptedThreadStillThrowsInterruptedExceptionAsTheJdkSays() {
+        try (LockClient client = new Builder().build()) {
+            Lock view = client.lock("timed").asLock();
+            Thread.currentThread().interrupt();
+            assertThatThrownBy(() -> view.tryLock(0, TimeUnit.SECONDS)).isInstanceOf(InterruptedException.class);
+            assertThat(Thread.interrupted()).as("cleared, as InterruptedException promises").isFalse();
+            assertThat(client.lock("timed").tryAcquire()).as("not taken").isPresent().get().satisfies(Lease::close);
+        }
+    }
+
+    // ---- issue 8 item 11: durations that overflow -------------------------------------------------
+
+    @Test
+    void aLeaseTimeOfThreeMillionHoursIsRefusedNamingTheSettingTheValueAndTheBound() {
+        Builder b = new Builder();
+        assertThatThrownBy(() -> b.leaseTime(Duration.ofHours(3_000_000)))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("leaseTime").hasMessageContaining("PT3000000H")
+                .hasMessageContaining("at most 7 days");
+        assertThatThrownBy(() -> b.leaseTime(Duration.ofSeconds(Long.MAX_VALUE)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("leaseTime");
+        assertThatThrownBy(() -> b.renewInterval(Duration.ofHours(3_000_000)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("renewInterval")
+                .hasMessageContaining("at most 7 days");
+        assertThatThrownBy(() -> b.minPollInterval(Duration.ofDays(365)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("minPollInterval")
+                .hasMessageContaining("at most 1 h");
+        assertThatThrownBy(() -> b.maxPollInterval(Duration.ofSeconds(Long.MAX_VALUE, 999_999_999)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("maxPollInterval");
+        assertThatThrownBy(() -> new ClientSettings(Duration.ofHours(3_000_000), Duration.ofSeconds(1),
+                Duration.ofMillis(10), Duration.ofMillis(500), null, System::nanoTime))
+                .as("settings built without the builder are bounded too")
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("leaseTime");
+        // the bound itself is a working client
+        try (LockClient client = new Builder().leaseTime(AbstractClientBuilder.MAX_LEASE_TIME).build();
+             Lease lease = client.lock("week").acquire(Duration.ofSeconds(1))) {
+            assertThat(lease.isValid()).isTrue();
+        }
+    }
+
+    @Test
+    void aHugeWaitMeansForeverWithoutOverflow() throws Exception {
+        Builder b = new Builder().maxPollInterval(Duration.ofMillis(50));
+        // a holder whose lease ends in three million days (a marker row, another version's client): no overflow
+        b.backend.busyRemaining = Duration.ofDays(3_000_000);
+        try (LockClient client = b.build()) {
+            try (Lease lease = client.lock("free").acquire(Duration.ofSeconds(Long.MAX_VALUE, 999_999_999))) {
+                assertThat(lease.isValid()).isTrue();
+            }
+            b.backend.held.put("held", new LeaseKey("held", "someone-else#1", 99));
+            ExecutorService pool = Executors.newFixedThreadPool(2);
+            try {
+                CountDownLatch attempting = new CountDownLatch(2);
+                Future<Long> waited = pool.submit(() -> {
+                    attempting.countDown();
+                    try (Lease l = client.lock("held").acquire(Duration.ofSeconds(Long.MAX_VALUE))) {
+                        return l.fencingToken();
+                    }
+                });
+                Future<Boolean> viaView = pool.submit(() -> {
+                    attempting.countDown();
+                    Lock view = client.lock("held").asLock();
+                    boolean got = view.tryLock(Long.MAX_VALUE, TimeUnit.DAYS);
+                    if (got) {
+                        view.unlock();
+                    }
+                    return got;
+                });
+                attempting.await();
+                assertThat(waited.isDone()).as("still waiting").isFalse();
+                b.backend.held.remove("held");
+                assertThat(waited.get(10, TimeUnit.SECONDS)).isPositive();
+                assertThat(viaView.get(10, TimeUnit.SECONDS)).isTrue();
+            } finally {
+                pool.shutdownNow();
             }
         }
     }

@@ -117,7 +117,8 @@ final class JdbcLeaseBackend implements LockBackend {
     public AcquireResult tryAcquire(String name, String owner, Duration leaseTime) {
         return run("acquire of '" + name + "'", c -> {
             AcquireResult.Busy held = table.peek(c, name);
-            return held != null ? held : table.tryAcquire(c, name, owner, leaseTime.toMillis());
+            AcquireResult result = held != null ? held : table.tryAcquire(c, name, owner, leaseTime.toMillis());
+            return LeaseTable.refuseSessionMarker(result, name, table.table);
         });
     }
 
@@ -191,7 +192,9 @@ final class JdbcLeaseBackend implements LockBackend {
 
     @Override
     public List<LockInfo> inspect() {
-        return run("listing locks", table::inspect);
+        // the session strategy's marker rows are claims on names, not leases: its own list shows its locks
+        return run("listing locks", table::inspect).stream()
+                .filter(info -> !LeaseTable.SESSION_MARKER.equals(info.holder())).toList();
     }
 
     int purge(Duration olderThan) {

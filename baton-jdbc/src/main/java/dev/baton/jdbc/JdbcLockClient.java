@@ -24,7 +24,8 @@ public interface JdbcLockClient extends LockClient {
      * from a database-wide sequence, so they keep increasing per lock after a row is purged.
      *
      * @return the number of rows deleted
-     * @throws IllegalArgumentException if {@code olderThan} is null or shorter than one second
+     * @throws IllegalArgumentException if {@code olderThan} is null, shorter than one second or longer than
+     *                                  3650 days
      * @throws dev.baton.LockBackendException if the database could not be reached
      */
     int purgeExpired(Duration olderThan);
@@ -110,16 +111,18 @@ public interface JdbcLockClient extends LockClient {
      * meanwhile, so choose it well above the task's longest run. The row is an ordinary lease row: {@code
      * baton list} shows it, and {@link #lock(String)} of the same name excludes it.
      *
-     * @param atMostFor  how long the row stays taken if the runner dies; at least 1 ms
+     * @param atMostFor  how long the row stays taken if the runner dies; at least 1 ms, at most 7 days (the
+     *                   longest lease time)
      * @param atLeastFor how long after the grant the row stays taken even if the task ends sooner; at least
      *                   1 ms and at most {@code atMostFor}
      * @return true if this call ran the task, false if the name was taken (the task did not run)
-     * @throws IllegalArgumentException for an invalid name, null task, a null or non-positive duration, or
-     *                                  {@code atLeastFor > atMostFor}
+     * @throws IllegalArgumentException for an invalid name, null task, a null or non-positive duration, a
+     *                                  duration over 7 days, or {@code atLeastFor > atMostFor}
      * @throws dev.baton.LockBackendException if the database could not be reached to take the row (the task
      *                                  did not run). If only keeping it for {@code atLeastFor} fails after
      *                                  the task ran, that is logged and the row stays taken until {@code atMostFor}
-     * @throws dev.baton.LockException   if the client is closed
+     * @throws dev.baton.LockException   if the client is closed, or the name is used with the session strategy
+     *                                  in this table (one name, one lock: the task did not run)
      * @throws RuntimeException         whatever the task threw, after the row was kept for {@code atLeastFor}
      */
     boolean runOnce(String name, Duration atMostFor, Duration atLeastFor, Runnable task);

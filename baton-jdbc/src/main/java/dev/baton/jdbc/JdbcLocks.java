@@ -45,6 +45,8 @@ public final class JdbcLocks {
     public static final String DEFAULT_TABLE = "baton_locks";
     private static final Pattern TABLE_NAME = Pattern.compile("[a-z_][a-z0-9_]*");
     private static final int MAX_TABLE_NAME = 48;
+    /** The largest age {@link JdbcLockClient#purgeExpired} accepts: 3650 days (about 10 years). */
+    static final Duration MAX_PURGE_AGE = Duration.ofDays(3650);
 
     private JdbcLocks() {
     }
@@ -83,6 +85,9 @@ public final class JdbcLocks {
         private Duration keepaliveIdle = Duration.ofSeconds(30);
         private Duration keepaliveInterval = Duration.ofSeconds(10);
         private int keepaliveCount = 3;
+        /** Linux's largest {@code TCP_KEEPIDLE} and {@code TCP_KEEPINTVL}, which PostgreSQL applies to the socket. */
+        private static final Duration MAX_KEEPALIVE = Duration.ofSeconds(32_767);
+        private static final String KEEPALIVE_WHY = "Linux's largest TCP_KEEPIDLE and TCP_KEEPINTVL";
 
         private Builder(DataSource dataSource) {
             this.dataSource = dataSource;
@@ -123,10 +128,12 @@ public final class JdbcLocks {
          * renewal interval, keeps the session from reaching {@code wait_timeout}.
          */
         public Builder sessionKeepalive(Duration idle, Duration interval, int count) {
-            this.keepaliveIdle = positive("keepalive idle", idle, Duration.ofSeconds(1));
-            this.keepaliveInterval = positive("keepalive interval", interval, Duration.ofSeconds(1));
-            if (count < 1) {
-                throw new IllegalArgumentException("keepalive count must be at least 1, was " + count);
+            this.keepaliveIdle = within("keepalive idle", idle, Duration.ofSeconds(1), MAX_KEEPALIVE, KEEPALIVE_WHY);
+            this.keepaliveInterval = within("keepalive interval", interval, Duration.ofSeconds(1), MAX_KEEPALIVE,
+                    KEEPALIVE_WHY);
+            if (count < 1 || count > 127) {
+                throw new IllegalArgumentException("keepalive count must be at least 1 and at most 127 (Linux's"
+                        + " largest TCP_KEEPCNT), was " + count);
             }
             this.keepaliveCount = count;
             return this;
@@ -256,6 +263,9 @@ public final class JdbcLocks {
             if (olderThan.compareTo(Duration.ofSeconds(1)) < 0) {
                 throw new IllegalArgumentException("olderThan must be at least 1 s, was " + olderThan);
             }
+            AbstractClientBuilder.within("olderThan", olderThan, Duration.ofSeconds(1), MAX_PURGE_AGE,
+                    "a row that ended that long ago is long purgeable, and now minus the age must stay a valid time"
+                    + " in every database");
             return backend.purge(olderThan);
         }
 

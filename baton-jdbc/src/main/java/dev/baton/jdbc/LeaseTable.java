@@ -40,6 +40,58 @@ abstract class LeaseTable {
         };
     }
 
+    // ---- one name, one lock: the session strategy's marker rows ------------------------------------
+
+    /**
+     * The owner of a <em>marker row</em>. The session strategy holds its locks in the server's lock tables,
+     * not in rows, so on its first use of a name a client claims the name in the lease table with a marker
+     * row that never expires ({@link #sessionMarkerInsert}); the table's primary key then decides, once and
+     * atomically, which strategy a name belongs to. The lease strategy can never take a marker (its upsert
+     * takes only an expired row) and refuses a name it finds marked; the session strategy refuses a name
+     * that has a lease row. A real owner is always {@code clientId#thread}, so it never equals this.
+     */
+    static final String SESSION_MARKER = "session-strategy";
+    /**
+     * A marker's {@code expires_at}. Finite, unlike PostgreSQL's {@code 'infinity'}, because the statements
+     * that report a holder's remaining lease subtract {@code now()} from it, which {@code 'infinity'} refuses
+     * ("cannot subtract infinite timestamps"); within MySQL's {@code DATETIME} range.
+     */
+    static final String MARKER_EXPIRES = "9999-12-31 00:00:00";
+
+    /** Inserts a marker row for a name (parameters: name, {@link #SESSION_MARKER}) unless it has a row already. */
+    static String sessionMarkerInsert(Dialect dialect, String table) {
+        String columns = "INSERT INTO " + table + " (name, owner, token, acquired_at, expires_at) VALUES (?, ?, 0, ";
+        return switch (dialect) {
+            case POSTGRESQL -> columns + "now(), '" + MARKER_EXPIRES + "+00') ON CONFLICT (name) DO NOTHING";
+            case MARIADB, MYSQL -> columns + MySqlFamilyLeaseTable.NOW + ", '" + MARKER_EXPIRES + "')"
+                    + " ON DUPLICATE KEY UPDATE name = name";
+            case SQLITE -> throw new IllegalStateException("SQLite has no session strategy");
+        };
+    }
+
+    /**
+     * Returns {@code result}, unless the holder it reports is a session strategy's marker: then the name
+     * belongs to the session strategy, it can never be taken as a lease, and waiting would never end.
+     *
+     * @throws LockException naming the lock, the table and the other strategy
+     */
+    static AcquireResult refuseSessionMarker(AcquireResult result, String name, String table) {
+        if (result instanceof AcquireResult.Busy busy && SESSION_MARKER.equals(busy.holder())) {
+            throw new LockException("lock '" + name + "' is used with the session strategy in table " + table
+                    + " (its row there is the session strategy's marker); one name is one lock: use one strategy per"
+                    + " name, or delete the marker row once no client uses the name with the session strategy");
+        }
+        return result;
+    }
+
+    /** The session strategy's refusal of a name that has a lease row ({@code owner}: the row's owner, or null). */
+    static LockException usedByLease(String name, String table, String owner) {
+        return new LockException("lock '" + name + "' is used with the lease strategy in table " + table
+                + (owner == null ? " (its lease row there is free now)" : " (its lease row there names " + owner + ")")
+                + "; one name is one lock: use one strategy per name, or delete its lease row once no client uses the"
+                + " name with the lease strategy (purgeExpired deletes it some time after its last lease ended)");
+    }
+
     final String table;
 
     LeaseTable(String table) {

@@ -13,6 +13,7 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.time.LocalDateTime;
 import java.time.ZoneOffset;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
@@ -120,7 +121,8 @@ final class MySqlFamilyLeaseTable extends LeaseTable {
     }
 
     private static AcquireResult busy(String holder, long token, long remainingMicros) {
-        return new AcquireResult.Busy(holder, token, Duration.ofNanos(Math.max(0, remainingMicros) * 1000));
+        // (not nanos * 1000: a marker row's remaining microseconds would overflow a long of nanoseconds)
+        return new AcquireResult.Busy(holder, token, Duration.of(Math.max(0, remainingMicros), ChronoUnit.MICROS));
     }
 
     @Override

@@ -2,6 +2,7 @@ package dev.baton.jdbc;
 
 import dev.baton.LockBackendException;
 import dev.baton.LockNames;
+import dev.baton.spi.AbstractClientBuilder;
 import dev.baton.spi.AcquireResult;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -67,7 +68,8 @@ final class ScheduledRuns {
         String owner = clientId + "#" + Thread.currentThread().getId();
         AcquireResult result;
         try (Connection c = dataSource.getConnection()) {
-            result = leaseTable.tryAcquire(c, name, owner, atMostFor.toMillis());
+            result = LeaseTable.refuseSessionMarker(leaseTable.tryAcquire(c, name, owner, atMostFor.toMillis()), name,
+                    leaseTable.table);
         } catch (SQLException e) {
             throw failure("taking '" + name + "' for at most " + atMostFor.toMillis() + " ms failed", e);
         }
@@ -137,6 +139,8 @@ final class ScheduledRuns {
             throw new IllegalArgumentException(what + " must be at least 1 ms, was " + d
                     + " (SQLite keeps milliseconds)");
         }
+        AbstractClientBuilder.within(what, d, Duration.ofMillis(1), AbstractClientBuilder.MAX_LEASE_TIME,
+                "the bound of a lease: a runner that dies keeps the name until atMostFor has passed");
     }
 
     private LockBackendException failure(String what, SQLException e) {

@@ -321,7 +321,7 @@ final class SessionLockBackend implements LockBackend {
     // ---- names -----------------------------------------------------------------------------------
 
     private void register(String name, String key) {
-        if (registeredNames.contains(name)) {
+        if (registeredNames.contains(key)) { // by key: a name's read-write key is registered apart
             return;
         }
         String sql = switch (dialect) {
@@ -329,6 +329,9 @@ final class SessionLockBackend implements LockBackend {
             default -> "INSERT IGNORE INTO " + table + "_names (lock_key, name) VALUES (?, ?)";
         };
         try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
+            if (key.equals(serverKey(name))) {
+                claimName(c, name); // a plain lock's name (read-write locks are a namespace apart)
+            }
             if (dialect == Dialect.POSTGRESQL) {
                 ps.setLong(1, Long.parseLong(key));
             } else {
@@ -336,10 +339,47 @@ final class SessionLockBackend implements LockBackend {
             }
             ps.setString(2, name);
             ps.executeUpdate();
-            registeredNames.add(name);
+            registeredNames.add(key);
         } catch (SQLException e) {
             throw new LockBackendException(description, "recording the name of '" + name + "' failed: "
                     + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * One name, one lock: claims {@code name} for the session strategy with a marker row in the lease table
+     * (see {@link LeaseTable#SESSION_MARKER}), unless the name has a row there already, then reads the row
+     * back. If it is not a marker, the name is the lease strategy's (or runOnce's), and is refused. Committed
+     * before the read, whatever the connection's auto-commit default, so the read sees the row that won.
+     *
+     * @throws LockException if the name has a lease row
+     */
+    private void claimName(Connection c, String name) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(LeaseTable.sessionMarkerInsert(dialect, table))) {
+            ps.setString(1, name);
+            ps.setString(2, LeaseTable.SESSION_MARKER);
+            ps.executeUpdate();
+        }
+        if (!c.getAutoCommit()) {
+            c.commit();
+        }
+        String owner;
+        try (PreparedStatement ps = c.prepareStatement("SELECT owner FROM " + table + " WHERE name = ?")) {
+            ps.setString(1, name);
+            try (ResultSet rs = ps.executeQuery()) {
+                if (!rs.next()) {
+                    throw new SQLException("the row of '" + name + "' in " + table + " was deleted (purged) while"
+                            + " claiming the name for the session strategy; try again");
+                }
+                owner = rs.getString(1);
+            }
+        } finally {
+            if (!c.getAutoCommit()) {
+                c.rollback();
+            }
+        }
+        if (!LeaseTable.SESSION_MARKER.equals(owner)) {
+            throw LeaseTable.usedByLease(name, table, owner);
         }
     }
 

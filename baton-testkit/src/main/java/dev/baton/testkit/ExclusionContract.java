@@ -138,6 +138,29 @@ public abstract class ExclusionContract extends ContractBase {
     }
 
     @Test
+    void tryAcquireOnAnInterruptedThreadTakesAFreeLockAndKeepsTheFlag() {
+        String name = unique("try-interrupted");
+        try (LockClient a = client(); LockClient b = client()) {
+            Thread.currentThread().interrupt();
+            try {
+                try (Lease lease = a.lock(name).tryAcquire().orElseThrow()) {
+                    assertThat(lease.isValid()).isTrue();
+                    assertThat(Thread.currentThread().isInterrupted()).as("flag kept after tryAcquire").isTrue();
+                    assertThat(b.lock(name).tryAcquire()).as("held, for another client").isEmpty();
+                    assertThat(b.lock(name).asLock().tryLock()).as("held: false, not an exception").isFalse();
+                }
+                Lock view = b.lock(name).asLock();
+                assertThat(view.tryLock()).as("Lock.tryLock() never throws").isTrue();
+                assertThat(Thread.currentThread().isInterrupted()).as("flag kept after tryLock").isTrue();
+                view.unlock();
+            } finally {
+                Thread.interrupted();
+            }
+            assertThat(a.lock(name).tryAcquire()).as("free again").isPresent().get().satisfies(Lease::close);
+        }
+    }
+
+    @Test
     void acquireWithATimeoutGivesUpWithinItsBound() {
         String name = unique("timeout");
         try (LockClient a = client(); LockClient b = client()) {
