@@ -210,6 +210,8 @@ final class JdbcLeaseBackend implements LockBackend {
         return run("force release of '" + name + "'", c -> {
             for (int attempt = 0; attempt < 3; attempt++) {
                 AcquireResult.Busy live = table.peek(c, name);
+                // a session strategy's claim is not a lease: releasing it would let both strategies hold the name
+                LeaseTable.refuseSessionMarker(live, name, table.table);
                 if (live == null || live.holder() == null
                         || (token.isPresent() && live.token() != token.getAsLong())) {
                     return Optional.empty();

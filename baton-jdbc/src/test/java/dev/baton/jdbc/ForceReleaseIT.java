@@ -2,6 +2,7 @@ package dev.baton.jdbc;
 
 import dev.baton.Lease;
 import dev.baton.LockClient;
+import dev.baton.LockException;
 import dev.baton.LockLostException;
 import dev.baton.testkit.ClientConfig;
 import org.junit.jupiter.api.AfterAll;
@@ -9,6 +10,8 @@ import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
+import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -96,6 +99,42 @@ class ForceReleaseIT {
             assertThat(operator.lock(name).tryAcquire()).isPresent();
             assertThatThrownBy(() -> jdbc(operator).forceRelease("", OptionalLong.empty()))
                     .isInstanceOf(IllegalArgumentException.class);
+        }
+    }
+
+    /** The databases with a session strategy, whose marker row claims a name in the lease table. */
+    Stream<JdbcFixture> sessionDatabases() {
+        return fixtures().filter(f -> !(f instanceof SqliteFixture));
+    }
+
+    private static Dialect dialect(JdbcFixture fixture) {
+        if (fixture.forcedDialect() != null) {
+            return fixture.forcedDialect();
+        }
+        return fixture instanceof PostgresFixture ? Dialect.POSTGRESQL : Dialect.MARIADB;
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("sessionDatabases")
+    void forceReleaseNeverDeletesTheSessionStrategysClaimOnAName(JdbcFixture fixture) throws Exception {
+        String name = unique("force-marker");
+        try (LockClient operator = fixture.newClient(ClientConfig.defaults())) {
+            try (Connection admin = fixture.admin();
+                 PreparedStatement ps = admin.prepareStatement(
+                         LeaseTable.sessionMarkerInsert(dialect(fixture), fixture.table()))) {
+                ps.setString(1, name);
+                ps.setString(2, LeaseTable.SESSION_MARKER);
+                ps.executeUpdate();
+                if (!admin.getAutoCommit()) {
+                    admin.commit();
+                }
+            }
+            assertThatThrownBy(() -> jdbc(operator).forceRelease(name, OptionalLong.empty()))
+                    .isInstanceOf(LockException.class).hasMessageContaining("session strategy")
+                    .hasMessageContaining(name);
+            assertThatThrownBy(() -> operator.lock(name).tryAcquire())
+                    .as("the claim is still there").isInstanceOf(LockException.class)
+                    .hasMessageContaining("session strategy");
         }
     }
 }
