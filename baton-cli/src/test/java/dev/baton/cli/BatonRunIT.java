@@ -363,7 +363,8 @@ class BatonRunIT {
         String lock = uniqueLock("sig" + signal);
         Path ready = dir.resolve("ready-" + signal);
         Baton b = start("run", "--lock", lock, "--url", sqliteUrl(), "--", "sh", "-c",
-                "trap 'kill $!; exit 42' " + signal + "; sleep 30 & touch '" + ready + "'; wait");
+                // the signal reaches the whole group: the background sleep may be gone before the trap runs
+                "trap 'kill $! 2>/dev/null; exit 42' " + signal + "; sleep 30 & touch '" + ready + "'; wait");
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
         while (!Files.exists(ready)) {
             if (!b.process().isAlive() || System.nanoTime() > deadline) {
