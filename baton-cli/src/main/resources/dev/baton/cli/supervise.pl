@@ -8,7 +8,7 @@
 # 1. Open CONTROL for reading (baton already holds it open, so this does not block), then unlink it.
 # 2. Ignore INT, TERM and HUP: baton receives them and passes each on exactly once, through CONTROL.
 # 3. Fork the command: it makes its own process group (setpgid, not setsid: it keeps the terminal and the
-#    session), gets back the signal dispositions baton was started with, sets a parent-death SIGKILL with
+#    session), takes the terminal's foreground if baton had it, gets back the signal dispositions baton was started with, sets a parent-death SIGKILL with
 #    setpriv when util-linux has it (this process is single-threaded, so the signal fires exactly when it
 #    dies), and execs.
 # 4. Serve CONTROL: one byte per order, I/T/H/Q = send SIGINT/SIGTERM/SIGHUP/SIGQUIT to the group,
@@ -32,6 +32,10 @@ unlink $control;
 rmdir $dir;
 
 $SIG{$_} = 'IGNORE' for qw(INT TERM HUP);
+# Whether baton runs in the foreground of a terminal: then the command's group gets the terminal, as a shell
+# gives it to a foreground job, so the command can read it, and the terminal's Ctrl-C, Ctrl-\ and Ctrl-Z
+# reach the command (once) instead of baton.
+my $tty = -t STDIN && POSIX::tcgetpgrp(0) == getpgrp(0);
 
 my $pid = fork();
 if (!defined $pid) {
@@ -41,6 +45,10 @@ if (!defined $pid) {
 if ($pid == 0) {
     close $ctl;
     setpgrp(0, 0);
+    if ($tty) {
+        local $SIG{TTOU} = 'IGNORE';
+        POSIX::tcsetpgrp(0, $$);
+    }
     for my $sig (keys %initial) {
         $SIG{$sig} = defined $initial{$sig} && $initial{$sig} eq 'IGNORE' ? 'IGNORE' : 'DEFAULT';
     }
@@ -68,8 +76,17 @@ $SIG{CHLD} = sub { }; # wakes the select below
 my %orders = (I => 'INT', T => 'TERM', H => 'HUP', Q => 'QUIT');
 my ($status, $kill_at, $killed);
 while (1) {
-    if (!defined $status && waitpid($pid, POSIX::WNOHANG()) == $pid) {
-        $status = $?;
+    if (!defined $status && waitpid($pid, POSIX::WNOHANG() | ($tty ? POSIX::WUNTRACED() : 0)) == $pid) {
+        if (POSIX::WIFSTOPPED($?)) {
+            # Ctrl-Z stopped the command: stop baton's group too (this process with it), so the shell sees its
+            # job stopped and takes the terminal back; on fg, hand the terminal over again and continue.
+            kill 'STOP', -getpgrp(0);
+            terminal_to($pid) if POSIX::tcgetpgrp(0) == getpgrp(0);
+            kill 'CONT', -$pid;
+        } else {
+            $status = $?;
+            terminal_to(getpgrp(0)) if $tty && POSIX::tcgetpgrp(0) == $pid;
+        }
     }
     if (defined $status) {
         last unless group_runs(); # nothing left in the group
@@ -111,6 +128,12 @@ exit(POSIX::WIFSIGNALED($status) ? 128 + POSIX::WTERMSIG($status) : POSIX::WEXIT
 sub now {
     my ($ticks) = POSIX::times();
     return $ticks / $TICKS;
+}
+
+sub terminal_to {
+    my ($group) = @_;
+    local $SIG{TTOU} = 'IGNORE';
+    POSIX::tcsetpgrp(0, $group);
 }
 
 # Whether any process of the group is still running. A zombie is dead: it only waits for a parent (for an

@@ -637,6 +637,32 @@ class BatonRunIT {
         assertThat(Files.readAllLines(count)).as("SIGINTs the command received").containsExactly("INT");
     }
 
+    /**
+     * In a terminal's foreground (here a pseudo-terminal from util-linux's script(1)), the command's group gets
+     * the terminal as a shell's foreground job would: a command in a background group that reads the
+     * terminal would be stopped by SIGTTIN and hang.
+     */
+    @Test
+    void aCommandThatReadsTheTerminalGetsItWhenBatonRunsInTheForeground() throws Exception {
+        String lock = uniqueLock("tty");
+        Path input = dir.resolve("input-" + UUID.randomUUID());
+        Files.writeString(input, "hello\n");
+        List<String> baton = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java")
+                        .toString(), "-XX:TieredStopAtLevel=1", "-XX:+UnlockDiagnosticVMOptions", "-XX:-DisplayVMOutput",
+                "-cp", System.getProperty("java.class.path"), BatonCommand.class.getName(), "run", "--lock", lock,
+                "--url", sqliteUrl(), "--", "sh", "-c", "read x; echo \"got:$x\"; exit 3"));
+        String line = String.join(" ", baton.stream().map(a -> "'" + a.replace("'", "'\\''") + "'").toList());
+        String id = UUID.randomUUID().toString();
+        Path out = dir.resolve("script-" + id + ".out");
+        Path err = dir.resolve("script-" + id + ".err");
+        ProcessBuilder pb = new ProcessBuilder("env", "--default-signal", "script", "-qec", line, "/dev/null")
+                .redirectInput(input.toFile()).redirectOutput(out.toFile()).redirectError(err.toFile());
+        pb.environment().remove("BATON_URL");
+        Baton b = new Baton(pb.start(), out, err);
+        assertThat(b.awaitExit(EXIT_TIMEOUT)).as("stdout: %s stderr: %s", b.out(), b.err()).isEqualTo(3);
+        assertThat(b.out()).contains("got:hello");
+    }
+
     @Test
     void waitingSaysWhoHoldsTheLockAndQuietSilencesItAndTheConflictCodeReplaces75() throws Exception {
         String lock = uniqueLock("waiting");
