@@ -77,14 +77,15 @@ my %orders = (I => 'INT', T => 'TERM', H => 'HUP', Q => 'QUIT');
 my ($status, $kill_at, $killed);
 while (1) {
     if (!defined $status && waitpid($pid, POSIX::WNOHANG() | ($tty ? POSIX::WUNTRACED() : 0)) == $pid) {
-        if (POSIX::WIFSTOPPED($?)) {
+        my $wait_status = ${^CHILD_ERROR_NATIVE}; # $? reads 0 for a stopped child
+        if (POSIX::WIFSTOPPED($wait_status)) {
             # Ctrl-Z stopped the command: stop baton's group too (this process with it), so the shell sees its
             # job stopped and takes the terminal back; on fg, hand the terminal over again and continue.
             kill 'STOP', -getpgrp(0);
             terminal_to($pid) if POSIX::tcgetpgrp(0) == getpgrp(0);
             kill 'CONT', -$pid;
         } else {
-            $status = $?;
+            $status = $wait_status;
             terminal_to(getpgrp(0)) if $tty && POSIX::tcgetpgrp(0) == $pid;
         }
     }
