@@ -6,7 +6,8 @@
 #   GRACE_MS  time between SIGTERM and SIGKILL for what is left of the group
 #
 # 1. Open CONTROL for reading (baton already holds it open, so this does not block), then unlink it.
-# 2. Ignore INT, TERM and HUP: baton receives them and passes each on exactly once, through CONTROL.
+# 2. Ignore INT, TERM and HUP (blocked until then): baton receives them and passes each on exactly once,
+#    through CONTROL.
 # 3. Fork the command: it makes its own process group (setpgid, not setsid: it keeps the terminal and the
 #    session), takes the terminal's foreground if baton had it, gets back the signal dispositions baton was started with, sets a parent-death SIGKILL with
 #    setpriv when util-linux has it (this process is single-threaded, so the signal fires exactly when it
@@ -25,13 +26,17 @@ my ($control, $grace_ms, @cmd) = @ARGV;
 $0 = "baton run: supervisor of $cmd[0]"; # what ps shows instead of this script
 my $TICKS = POSIX::sysconf(POSIX::_SC_CLK_TCK()) || 100;
 my %initial = map { $_ => $SIG{$_} } qw(INT TERM HUP QUIT);
+# Blocked, not ignored, until each process has its own dispositions: a SIGTERM for the group that arrives
+# while the command is between fork and exec must end it, not be discarded.
+my $passed_on = POSIX::SigSet->new(POSIX::SIGINT(), POSIX::SIGTERM(), POSIX::SIGHUP(), POSIX::SIGQUIT());
+my $initial_mask = POSIX::SigSet->new();
+POSIX::sigprocmask(POSIX::SIG_BLOCK(), $passed_on, $initial_mask);
 
 open(my $ctl, '<', $control) or do { print STDERR "baton: cannot open $control: $!\n"; exit 70 };
 unlink $control;
 (my $dir = $control) =~ s{/[^/]*$}{};
 rmdir $dir;
 
-$SIG{$_} = 'IGNORE' for qw(INT TERM HUP);
 # Whether baton runs in the foreground of a terminal: then the command's group gets the terminal, as a shell
 # gives it to a foreground job, so the command can read it, and the terminal's Ctrl-C, Ctrl-\ and Ctrl-Z
 # reach the command (once) instead of baton.
@@ -52,6 +57,7 @@ if ($pid == 0) {
     for my $sig (keys %initial) {
         $SIG{$sig} = defined $initial{$sig} && $initial{$sig} eq 'IGNORE' ? 'IGNORE' : 'DEFAULT';
     }
+    POSIX::sigprocmask(POSIX::SIG_SETMASK(), $initial_mask);
     my $path = resolve($cmd[0]);
     if (!defined $path) {
         print STDERR "baton: cannot run '$cmd[0]': No such file or directory\n";
@@ -70,7 +76,9 @@ if ($pid == 0) {
     POSIX::_exit($!{ENOENT} ? 127 : 126);
 }
 setpgrp($pid, $pid); # also here, so the group exists before the first order can name it
+$SIG{$_} = 'IGNORE' for qw(INT TERM HUP);
 $SIG{QUIT} = sub { kill 'QUIT', -$pid } unless defined $initial{QUIT} && $initial{QUIT} eq 'IGNORE';
+POSIX::sigprocmask(POSIX::SIG_SETMASK(), $initial_mask);
 $SIG{CHLD} = sub { }; # wakes the select below
 
 my %orders = (I => 'INT', T => 'TERM', H => 'HUP', Q => 'QUIT');
