@@ -41,10 +41,13 @@ final class CommandGroup {
     private final Process supervisor;
     /** Baton's end of the control FIFO, open read-write so that opening it never blocks. */
     private final RandomAccessFile control;
+    /** The FIFO; the supervisor unlinks it (and its directory) once open, this only cleans up after a failure. */
+    private final Path fifo;
 
-    private CommandGroup(Process supervisor, RandomAccessFile control) {
+    private CommandGroup(Process supervisor, RandomAccessFile control, Path fifo) {
         this.supervisor = supervisor;
         this.control = control;
+        this.fifo = fifo;
     }
 
     /**
@@ -70,7 +73,7 @@ final class CommandGroup {
             ProcessBuilder pb = new ProcessBuilder(argv).inheritIO();
             pb.environment().putAll(environment);
             Process supervisor = pb.start();
-            return new CommandGroup(supervisor, control);
+            return new CommandGroup(supervisor, control, fifo);
         } catch (IOException | RuntimeException e) {
             if (control != null) {
                 control.close();
@@ -155,8 +158,10 @@ final class CommandGroup {
     void close() {
         try {
             control.close();
+            Files.deleteIfExists(fifo);
+            Files.deleteIfExists(fifo.getParent());
         } catch (IOException e) {
-            // nothing to do: the descriptor is gone either way
+            // nothing to do: the descriptor is gone either way, and a leftover directory is harmless
         }
     }
 }

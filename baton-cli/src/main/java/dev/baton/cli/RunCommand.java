@@ -229,12 +229,12 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
                 }
             }
         } catch (LockInterruptedException e) {
-            Thread.interrupted();
-            err.println("baton: " + (signals.pendingName() != null ? signals.pendingName() : "interrupted")
-                    + " while waiting for lock '" + lockName + "'; the command was not run");
             if (signals.pendingName() == null) {
                 throw e;
             }
+            Thread.interrupted();
+            err.println("baton: " + signals.pendingName() + " while waiting for lock '" + lockName
+                    + "'; the command was not run");
             return null;
         }
     }
