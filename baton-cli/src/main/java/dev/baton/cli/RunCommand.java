@@ -86,6 +86,8 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
     static final Duration MAX_GRACE = Duration.ofHours(1);
     /** How often the waiting line is repeated. */
     static final Duration WAIT_NOTICE_EVERY = Duration.ofMinutes(1);
+    /** Releasing waits for at most the lease time, but at least this long (a round trip on a busy host). */
+    private static final Duration MIN_RELEASE_WAIT = Duration.ofSeconds(1);
     /** How long to wait for the supervisor after SIGKILL, beyond --grace, before giving up on it. */
     private static final Duration KILL_WAIT = Duration.ofSeconds(5);
 
@@ -366,8 +368,8 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
     }
 
     /**
-     * Releases the lock and closes the client and pool, for at most the lease time: past it, the lock ends on
-     * the server by itself, so waiting longer on a dead network would only delay the exit.
+     * Releases the lock and closes the client and pool, for at most the lease time (at least 1 s): past it,
+     * the lock ends on the server by itself, so waiting longer on a dead network would only delay the exit.
      */
     private int finish(DatabaseOptions.OpenClient open, Lease held, int status, PrintWriter err) {
         Thread cleanup = new Thread(() -> {
@@ -378,14 +380,23 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
                     err.println("baton: could not release lock '" + lockName + "' (it ends on the server when its"
                             + " lease runs out): " + e.getMessage());
                 }
+            } catch (RuntimeException e) {
+                log.debug("releasing '{}' failed", lockName, e);
             } finally {
-                open.close();
+                try {
+                    open.close();
+                } catch (RuntimeException e) {
+                    // the process is ending; nothing to add for the user (--verbose logs it)
+                    log.debug("closing the client failed", e);
+                }
             }
         }, "baton-release");
         cleanup.setDaemon(true);
+        // still running when the JVM exits: whatever it throws then is noise, never a stack trace on stderr
+        cleanup.setUncaughtExceptionHandler((t, e) -> log.debug("{} failed", t.getName(), e));
         cleanup.start();
         try {
-            cleanup.join(Math.max(1, lease.toMillis()));
+            cleanup.join(Math.max(MIN_RELEASE_WAIT.toMillis(), lease.toMillis()));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }

@@ -271,7 +271,7 @@ class BatonRunIT {
             long t0 = System.nanoTime();
             assertThat(b.awaitExit(Duration.ofSeconds(10))).as("stderr: %s", b.err()).isEqualTo(ExitCodes.LEASE_LOST);
             assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(Duration.ofSeconds(5));
-            assertThat(b.errLines()).hasSize(1);
+            assertThat(b.errLines()).as("stderr: %s", b.err()).hasSize(1);
             assertThat(b.err()).startsWith("baton: ").contains("lease").contains("lost").contains(lock);
         }
     }
