@@ -51,8 +51,10 @@ final class CommandGroup {
     }
 
     /**
-     * Starts the supervisor and the command. Must be called on a thread that lives as long as the command
-     * runs (the main thread), as the kernel ties a parent-death signal to the thread that forked.
+     * Starts the supervisor and the command. No parent-death signal ties the supervisor to the JVM: the kernel
+     * fires one when the forking <em>thread</em> ends, and the supervisor must outlive the JVM long enough to
+     * kill the group; it watches the FIFO instead. The command's parent-death signal ties it to the
+     * single-threaded supervisor.
      *
      * @param command     the command and its arguments
      * @param environment variables to add to the command's environment
