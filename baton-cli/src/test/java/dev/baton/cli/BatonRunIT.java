@@ -590,6 +590,27 @@ class BatonRunIT {
                 .noneMatch(BatonRunIT::isRunning);
     }
 
+    /** The second line of defence: the command's parent-death signal (setpriv) ties it to its supervisor. */
+    @Test
+    void killingTheSupervisorWithSigkillKillsTheCommand() throws Exception {
+        String lock = uniqueLock("kill9-supervisor");
+        Path pid = dir.resolve("pid-" + UUID.randomUUID());
+        Baton b = start("run", "--lock", lock, "--url", sqliteUrl(), "--", "sh", "-c",
+                "echo $$ > '" + pid + ".tmp'; mv '" + pid + ".tmp' '" + pid + "'; exec sleep 31");
+        awaitFile(pid, b);
+        long command = readPids(pid).get(0);
+        ProcessHandle supervisor = ProcessHandle.of(command).flatMap(ProcessHandle::parent).orElseThrow();
+        assertThat(supervisor.parent().map(ProcessHandle::pid)).as("the supervisor is baton's child")
+                .contains(b.process().pid());
+        kill("KILL", supervisor.pid());
+        assertThat(b.awaitExit(EXIT_TIMEOUT)).as("stderr: %s", b.err()).isEqualTo(128 + 9);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (isRunning(command) && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
+        assertThat(isRunning(command)).as("the command 10 s after its supervisor was killed").isFalse();
+    }
+
     @Test
     void sigquitPrintsNoThreadDumpIntoTheCommandsOutputThroughTheLauncher() throws Exception {
         Path launcher = Path.of("").toAbsolutePath().getParent().resolve("bin").resolve("baton");
