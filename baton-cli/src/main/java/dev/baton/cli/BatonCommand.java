@@ -75,7 +75,7 @@ public final class BatonCommand implements Callable<Integer> {
 
     /** Configures logging, runs the command and exits with its status. */
     public static void main(String[] args) {
-        configureLogging(isVerbose(args));
+        configureLogging(isVerbose(args), args.length > 0 && args[0].equals("check"));
         System.exit(execute(args));
     }
 
@@ -227,18 +227,27 @@ public final class BatonCommand implements Callable<Integer> {
     }
 
     /**
-     * Sets slf4j-simple's levels; must run before the first logger is created. Default: warnings from Baton
-     * and the drivers, nothing from HikariCP (its pool-start failure is reported as one line by us), and
-     * nothing from a lost lease (reported by {@code baton run} itself). Verbose: debug from Baton, info from
-     * the rest. Levels given with {@code -D} are kept.
+     * Sets slf4j-simple's and java.util.logging's levels; must run before the first logger is created.
+     * Default: no log lines at all, from Baton, HikariCP or the JDBC drivers (pgjdbc logs through
+     * java.util.logging): {@code baton}'s stderr is its command's stderr, and what matters is reported as
+     * {@code baton: } lines. Verbose: debug from Baton, info from the rest. Levels given with {@code -D} are
+     * kept. {@code baton check} keeps its warnings.
      */
     static void configureLogging(boolean verbose) {
-        setDefault(LOG_PREFIX + "defaultLogLevel", verbose ? "info" : "warn");
-        setDefault(LOG_PREFIX + "log.dev.baton", verbose ? "debug" : "warn");
-        setDefault(LOG_PREFIX + "log.dev.baton.lease-lost", verbose ? "debug" : "error");
+        configureLogging(verbose, false);
+    }
+
+    static void configureLogging(boolean verbose, boolean warnings) {
+        String quiet = warnings ? "warn" : "off";
+        setDefault(LOG_PREFIX + "defaultLogLevel", verbose ? "info" : quiet);
+        setDefault(LOG_PREFIX + "log.dev.baton", verbose ? "debug" : quiet);
+        setDefault(LOG_PREFIX + "log.dev.baton.lease-lost", verbose ? "debug" : warnings ? "error" : "off");
         setDefault(LOG_PREFIX + "log.com.zaxxer.hikari", verbose ? "info" : "off");
         // MariaDB Connector/J logs every server error at WARN; baton reports the one that matters as one line
         setDefault(LOG_PREFIX + "log.org.mariadb.jdbc", verbose ? "info" : "off");
+        if (!verbose && !warnings && System.getProperty("java.util.logging.config.file") == null) {
+            java.util.logging.Logger.getLogger("").setLevel(java.util.logging.Level.OFF);
+        }
         setDefault(LOG_PREFIX + "logFile", "System.err");
         setDefault(LOG_PREFIX + "showDateTime", "true");
         setDefault(LOG_PREFIX + "dateTimeFormat", "HH:mm:ss.SSS");

@@ -3,6 +3,7 @@ package dev.baton.cli;
 import dev.baton.DistributedLock;
 import dev.baton.Lease;
 import dev.baton.LockException;
+import dev.baton.LockInfo;
 import dev.baton.LockInterruptedException;
 import dev.baton.LockLostException;
 import dev.baton.LockNames;
@@ -22,43 +23,73 @@ import java.io.IOException;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
- * {@code baton run}: runs a command while holding a lock.
+ * {@code baton run}: while the command, or anything it started, runs, it holds the lock; when the lock is
+ * gone, the command is gone.
  *
  * <ol>
- *   <li>Acquire the lock, waiting at most {@code --wait} (default: as long as it takes).</li>
- *   <li>Start the command with standard input, output and error inherited, and {@code BATON_LOCK} and
- *       {@code BATON_FENCING_TOKEN} in its environment. The library renews the lease while it runs.</li>
- *   <li>SIGINT and SIGTERM received meanwhile are passed on to the command.</li>
- *   <li>When the command ends, release the lock and exit with its status. If the lease is lost first, send
- *       the command SIGTERM, SIGKILL after {@code --grace}, and exit 76.</li>
+ *   <li>Acquire the lock, waiting at most {@code --wait} (default: as long as it takes), saying on stderr
+ *       who holds it when it is taken, and again every minute (unless {@code --quiet}).</li>
+ *   <li>Start the command in a process group of its own under a supervisor ({@link CommandGroup}) with
+ *       standard input, output and error inherited, and {@code BATON_LOCK} and {@code BATON_FENCING_TOKEN}
+ *       in its environment. The library renews the lease while it runs. If {@code baton} dies, even by
+ *       SIGKILL, the supervisor kills the group.</li>
+ *   <li>SIGINT, SIGTERM and SIGHUP received meanwhile are passed on to the group, once each.</li>
+ *   <li>When the command ends, what it left in its group gets SIGTERM, SIGKILL after {@code --grace}. Then
+ *       decide by the lease's validity at that moment ({@link Lease#checkValid()}, and the server's row for
+ *       the lease strategy): valid, release and exit with the command's status; lost, exit 76. If the lease
+ *       is lost first, SIGTERM the group, SIGKILL after {@code --grace}, and exit 76.</li>
+ *   <li>Releasing and closing the pool take at most the lease time: past it the lock ends on the server by
+ *       itself, so a dead network cannot hold {@code baton} up.</li>
  * </ol>
  */
 @Command(name = "run", sortOptions = false, mixinStandardHelpOptions = true, usageHelpAutoWidth = true,
         headerHeading = "%n", header = "Run a command while holding a lock.",
         description = {
-                "Acquires the lock, runs COMMAND with BATON_LOCK and BATON_FENCING_TOKEN in its environment,"
-                        + " renews the lease while it runs, releases the lock when it ends and exits with"
-                        + " its status. SIGINT and SIGTERM are passed on to the command. If the lease is lost,"
-                        + " the command gets SIGTERM (SIGKILL after --grace) and baton exits 76.",
+                "Acquires the lock, runs COMMAND in a process group of its own with BATON_LOCK and"
+                        + " BATON_FENCING_TOKEN in its environment, renews the lease while it runs, releases the"
+                        + " lock when the command and everything it started have ended, and exits with the"
+                        + " command's status. While the command (or anything it started) runs, baton holds the"
+                        + " lock; when the lock is gone, the command is gone.",
+                "SIGINT, SIGTERM and SIGHUP are passed on to the command's group once. If the lease is lost, the"
+                        + " group gets SIGTERM (SIGKILL after --grace) and baton exits 76. What the command"
+                        + " leaves running when it exits gets SIGTERM, SIGKILL after --grace. If baton is"
+                        + " killed, even with SIGKILL, the group is killed.",
                 "The lock table is created in the database if it is missing.",
-                "Durations: 500ms, 10s, 2m, 1h, or 0."},
+                "Durations: 500ms, 10s, 2m, 1h, or a number of seconds (10, 0.5, 0)."},
         exitCodeListHeading = "%nExit status:%n",
         exitCodeList = {
                 "N:the command's status (128+signal if a signal ended it)",
                 "64:bad arguments",
                 "69:database unreachable",
-                "75:lock not acquired within --wait",
-                "76:lease lost while the command ran",
+                "70:internal error",
+                "75:lock not acquired within --wait (or --conflict-exit-code)",
+                "76:lease lost while the command ran (or --conflict-exit-code)",
                 "126/127:the command could not be started / was not found"})
 final class RunCommand implements java.util.concurrent.Callable<Integer> {
     private static final Logger log = LoggerFactory.getLogger(RunCommand.class);
 
     /** The smallest lease the library accepts. */
     static final Duration MIN_LEASE = Duration.ofMillis(100);
+    /**
+     * The longest lease: the lease only bounds how long a crashed {@code baton} keeps the lock (a running
+     * command's lease is renewed however long it runs), so a longer one buys nothing but a longer outage.
+     */
+    static final Duration MAX_LEASE = Duration.ofHours(24);
+    /** The longest --wait: a year; leave --wait out to wait forever. */
+    static final Duration MAX_WAIT = Duration.ofHours(24 * 366);
+    /** The longest --grace. */
+    static final Duration MAX_GRACE = Duration.ofHours(1);
+    /** How often the waiting line is repeated. */
+    static final Duration WAIT_NOTICE_EVERY = Duration.ofMinutes(1);
+    /** Releasing waits for at most the lease time, but at least this long (a round trip on a busy host). */
+    private static final Duration MIN_RELEASE_WAIT = Duration.ofSeconds(1);
+    /** How long to wait for the supervisor after SIGKILL, beyond --grace, before giving up on it. */
+    private static final Duration KILL_WAIT = Duration.ofSeconds(5);
 
     @Spec
     CommandSpec spec;
@@ -66,7 +97,7 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
     @Option(names = "--lock", required = true, paramLabel = "NAME", description = "Lock name.")
     String lockName;
 
-    @Option(names = "--wait", paramLabel = "DURATION", converter = Durations.Converter.class,
+    @Option(names = {"-w", "--wait"}, paramLabel = "DURATION", converter = Durations.Converter.class,
             description = "How long to wait for the lock; 0 tries once. Default: until acquired.")
     Duration wait;
 
@@ -81,13 +112,20 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
 
     @Option(names = "--lease", paramLabel = "DURATION", converter = Durations.Converter.class,
             defaultValue = "10s", description = "Lease time, renewed while the command runs"
-            + " (default ${DEFAULT-VALUE}, at least 100ms). Bounds how long a crashed baton keeps the lock.")
+            + " (default ${DEFAULT-VALUE}, 100ms to 24h). Bounds how long a crashed baton keeps the lock.")
     Duration lease;
 
     @Option(names = "--grace", paramLabel = "DURATION", converter = Durations.Converter.class,
-            defaultValue = "10s", description = "After a lost lease, time between SIGTERM and SIGKILL"
-            + " (default ${DEFAULT-VALUE}).")
+            defaultValue = "10s", description = "Time between SIGTERM and SIGKILL when the lease is lost, and for"
+            + " what the command leaves running when it exits (default ${DEFAULT-VALUE}, at most 1h).")
     Duration grace;
+
+    @Option(names = "--conflict-exit-code", paramLabel = "N", description = "Exit with N (1-255) instead of 75"
+            + " (not acquired) and 76 (lease lost), so they cannot be mistaken for the command's own status.")
+    Integer conflictExitCode;
+
+    @Option(names = {"-q", "--quiet"}, description = "Do not say on stderr that the lock is taken while waiting.")
+    boolean quiet;
 
     @Mixin
     DatabaseOptions database;
@@ -107,6 +145,18 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
             throw new ParameterException(spec.commandLine(), "--lease must be at least 100ms, was "
                     + Durations.format(lease));
         }
+        if (conflictExitCode != null && (conflictExitCode < 1 || conflictExitCode > 255)) {
+            throw new ParameterException(spec.commandLine(), "--conflict-exit-code must be 1 to 255, was "
+                    + conflictExitCode);
+        }
+        try {
+            Durations.requireAtMost("--lease", lease, MAX_LEASE, "it only bounds how long a crashed baton keeps"
+                    + " the lock; a running command's lease is renewed however long it runs");
+            Durations.requireAtMost("--wait", wait, MAX_WAIT, "leave --wait out to wait until acquired");
+            Durations.requireAtMost("--grace", grace, MAX_GRACE, "the time a command gets to stop");
+        } catch (IllegalArgumentException e) {
+            throw new ParameterException(spec.commandLine(), e.getMessage());
+        }
         DatabaseUrl url = database.resolveUrl();
         PrintWriter err = spec.commandLine().getErr();
         try (SignalForwarder signals = SignalForwarder.install(Thread.currentThread())) {
@@ -122,36 +172,73 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
                         + "; the command was not run");
                 return signals.pendingExitCode().orElse(130);
             }
-            try (open) {
-                return acquireAndRun(open, signals, err);
+            boolean closed = false;
+            try {
+                Lease held = acquire(open, signals, err);
+                if (held == null) {
+                    return signals.pendingExitCode().orElse(conflict(ExitCodes.NOT_ACQUIRED));
+                }
+                int status = runHolding(open, held, signals, err);
+                closed = true;
+                return finish(open, held, status, err);
+            } finally {
+                if (!closed) {
+                    open.close();
+                }
             }
         }
     }
 
-    private int acquireAndRun(DatabaseOptions.OpenClient open, SignalForwarder signals, PrintWriter err) {
+    private int conflict(int code) {
+        return conflictExitCode != null ? conflictExitCode : code;
+    }
+
+    /**
+     * Acquires the lock: one try, then (if taken) a line on stderr naming the holder and slices of at most a
+     * minute, repeating the line after each, until acquired or {@code --wait} has passed.
+     *
+     * @return the lease, or null if not acquired (reported) or a signal arrived (reported, pending)
+     */
+    private Lease acquire(DatabaseOptions.OpenClient open, SignalForwarder signals, PrintWriter err) {
         DistributedLock lock = open.client().lock(lockName);
-        log.debug("client {} on {}; acquiring '{}' (wait {}, lease {})", open.client().clientId(),
-                open.client().backend(), lockName, wait == null ? "until acquired" : Durations.format(wait),
-                Durations.format(lease));
-        Lease held;
+        String backend = open.client().backend();
+        log.debug("client {} on {}; acquiring '{}' (wait {}, lease {})", open.client().clientId(), backend, lockName,
+                wait == null ? "until acquired" : Durations.format(wait), Durations.format(lease));
+        long start = System.nanoTime();
         try {
-            held = wait == null ? lock.acquire() : lock.acquire(wait);
-        } catch (LockTimeoutException e) {
-            err.println("baton: " + notAcquired(e, open.client().backend()));
-            return ExitCodes.NOT_ACQUIRED;
+            LockTimeoutException busy;
+            try {
+                return lock.acquire(Duration.ZERO);
+            } catch (LockTimeoutException e) {
+                busy = e;
+            }
+            while (true) {
+                Duration left = wait == null ? WAIT_NOTICE_EVERY
+                        : wait.minusNanos(System.nanoTime() - start);
+                if (left.isNegative() || left.isZero()) {
+                    err.println("baton: " + notAcquired(busy, backend));
+                    return null;
+                }
+                if (!quiet) {
+                    err.println("baton: waiting for lock '" + lockName + "': " + holder(busy) + " on " + backend);
+                    err.flush();
+                }
+                Duration slice = left.compareTo(WAIT_NOTICE_EVERY) < 0 ? left : WAIT_NOTICE_EVERY;
+                try {
+                    return lock.acquire(slice);
+                } catch (LockTimeoutException e) {
+                    busy = e;
+                }
+            }
         } catch (LockInterruptedException e) {
+            if (signals.pendingName() == null) {
+                throw e;
+            }
             Thread.interrupted();
-            err.println("baton: " + (signals.pendingName() != null ? signals.pendingName() : "interrupted")
-                    + " while waiting for lock '" + lockName + "'; the command was not run");
-            return signals.pendingExitCode().orElse(130);
+            err.println("baton: " + signals.pendingName() + " while waiting for lock '" + lockName
+                    + "'; the command was not run");
+            return null;
         }
-        int status = ExitCodes.SOFTWARE;
-        try {
-            status = runHolding(held, signals, err);
-        } finally {
-            release(held, err);
-        }
-        return status;
     }
 
     /**
@@ -159,83 +246,166 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
      * jdbc-lease/sqlite (table baton_locks)": the wait as asked, then the holder as the backend reported it.
      */
     private String notAcquired(LockTimeoutException e, String backend) {
-        StringBuilder line = new StringBuilder("lock '").append(lockName).append("' not acquired within ")
-                .append(wait.toMillis()).append(" ms: held by ").append(e.holder().orElse("another client"));
+        return "lock '" + lockName + "' not acquired within " + wait.toMillis() + " ms: " + holder(e) + " on "
+                + backend;
+    }
+
+    /** "held by host/123/abc#1 (token 7, lease ends in 9637 ms)", as far as the backend said. */
+    private static String holder(LockTimeoutException e) {
+        StringBuilder line = new StringBuilder("held by ").append(e.holder().orElse("another client"));
         if (e.holderToken().isPresent()) {
             line.append(" (token ").append(e.holderToken().getAsLong());
             e.holderRemaining().ifPresent(r -> line.append(", lease ends in ").append(r.toMillis()).append(" ms"));
             line.append(')');
         }
-        return line.append(" on ").append(backend).toString();
+        return line.toString();
     }
 
-    /** Releases the lock; a failure is reported but does not replace the command's status. */
-    private void release(Lease held, PrintWriter err) {
-        try {
-            held.close();
-        } catch (LockException e) {
-            err.println("baton: could not release lock '" + lockName + "' (it ends on the server when its lease"
-                    + " runs out): " + e.getMessage());
-        }
-    }
-
-    private int runHolding(Lease held, SignalForwarder signals, PrintWriter err) {
+    /**
+     * Runs the command under the lease.
+     *
+     * @return the command's status, or {@link ExitCodes#LEASE_LOST} if the lease was lost while it ran
+     */
+    private int runHolding(DatabaseOptions.OpenClient open, Lease held, SignalForwarder signals, PrintWriter err) {
         CompletableFuture<LockLostException> lost = new CompletableFuture<>();
         held.onLost(lost::complete);
-        ProcessBuilder pb = new ProcessBuilder(command).inheritIO();
-        pb.environment().put("BATON_LOCK", lockName);
-        pb.environment().put("BATON_FENCING_TOKEN", Long.toString(held.fencingToken()));
         if (lost.isDone()) {
             err.println("baton: lease on lock '" + lockName + "' was lost before the command started; not running"
                     + " it: " + lost.join().getMessage());
             return ExitCodes.LEASE_LOST;
         }
-        Process child;
+        CommandGroup group;
         try {
-            child = pb.start();
+            group = CommandGroup.start(command, Map.of("BATON_LOCK", lockName,
+                    "BATON_FENCING_TOKEN", Long.toString(held.fencingToken())), grace);
         } catch (IOException e) {
-            boolean notFound = String.valueOf(e.getMessage()).contains("error=2,");
-            err.println("baton: cannot run '" + command.get(0) + "': " + e.getMessage());
-            return notFound ? ExitCodes.NOT_FOUND : ExitCodes.CANNOT_EXECUTE;
+            err.println("baton: cannot start '" + command.get(0) + "': its supervisor needs perl (Debian:"
+                    + " perl-base) and mkfifo (coreutils): " + e.getMessage());
+            return ExitCodes.CANNOT_EXECUTE;
         }
-        log.debug("acquired '{}' with fencing token {} as {}; started pid {}: {}", lockName, held.fencingToken(),
-                held.holderId(), child.pid(), command);
-        signals.attach(child);
+        Process supervisor = group.process();
+        log.debug("acquired '{}' with fencing token {} as {}; started supervisor pid {}: {}", lockName,
+                held.fencingToken(), held.holderId(), supervisor.pid(), command);
+        signals.attach(group);
         Thread.interrupted(); // a signal before attach was passed on; the waiting below must not see it
-        CompletableFuture.anyOf(child.onExit(), lost).join();
-        if (lost.isDone() && child.isAlive()) {
-            LockLostException why = lost.join();
-            err.println("baton: lease on lock '" + lockName + "' was lost while the command ran; stopping it"
-                    + " (pid " + child.pid() + ", SIGTERM, SIGKILL after " + Durations.format(grace) + "): "
-                    + why.getMessage());
-            err.flush();
-            stop(child);
-            return ExitCodes.LEASE_LOST;
+        try {
+            CompletableFuture.anyOf(supervisor.onExit(), lost).join();
+            if (lost.isDone() && supervisor.isAlive()) {
+                LockLostException why = lost.join();
+                err.println("baton: lease on lock '" + lockName + "' was lost while the command ran; stopping its"
+                        + " process group (SIGTERM, SIGKILL after " + Durations.format(grace) + "): "
+                        + why.getMessage());
+                err.flush();
+                group.stop();
+                awaitGroup(group, grace.plus(KILL_WAIT), err);
+                return ExitCodes.LEASE_LOST;
+            }
+            int status = waitFor(supervisor);
+            log.debug("the command's process group ended with status {}", status);
+            LockLostException gone = validity(open, held);
+            if (gone != null) {
+                err.println("baton: lease on lock '" + lockName + "' was lost while the command ran (it exited with"
+                        + " status " + status + "): " + gone.getMessage());
+                return ExitCodes.LEASE_LOST;
+            }
+            return status;
+        } finally {
+            group.close();
         }
-        int status = waitFor(child);
-        log.debug("pid {} exited with status {}; releasing '{}'", child.pid(), status, lockName);
-        if (lost.isDone()) {
-            err.println("baton: lease on lock '" + lockName + "' was lost as the command ended (status " + status
-                    + "): " + lost.join().getMessage());
-            return ExitCodes.LEASE_LOST;
-        }
-        return status;
     }
 
-    /** SIGTERM, then SIGKILL to the command and what it started if it is still running after the grace. */
-    private void stop(Process child) {
-        child.destroy();
+    /** Waits for the group to end; SIGKILLs it if it has not by the timeout. */
+    private static void awaitGroup(CommandGroup group, Duration timeout, PrintWriter err) {
         try {
-            if (!child.waitFor(grace.toMillis(), TimeUnit.MILLISECONDS)) {
-                List<ProcessHandle> descendants = child.descendants().toList();
-                child.destroyForcibly();
-                descendants.forEach(ProcessHandle::destroyForcibly);
-                child.waitFor();
+            if (group.awaitExit(timeout) < 0) {
+                group.kill();
+                if (group.awaitExit(KILL_WAIT) < 0) {
+                    err.println("baton: the command's supervisor (pid " + group.process().pid() + ") did not end"
+                            + " within " + Durations.format(timeout.plus(KILL_WAIT)) + "; exiting without it");
+                }
             }
         } catch (InterruptedException e) {
-            child.destroyForcibly();
+            group.kill();
             Thread.currentThread().interrupt();
         }
+    }
+
+    /**
+     * The lease's validity now, after the command's group ended: null if valid, else why not. Asks
+     * {@link Lease#checkValid()}; for the lease strategy, also asks the server whether its row still shows
+     * this grant (owner and token) unexpired by the server's clock, so a grant taken over or released by
+     * someone else counts as lost even before the local deadline passes. If the server cannot be asked, the
+     * local answer stands: its deadline ends no later than the server's.
+     */
+    private LockLostException validity(DatabaseOptions.OpenClient open, Lease held) {
+        try {
+            held.checkValid();
+        } catch (LockLostException e) {
+            return e;
+        }
+        if (strategy != Strategy.LEASE) {
+            return null;
+        }
+        try {
+            for (LockInfo info : open.client().list()) {
+                if (info.name().equals(lockName)) {
+                    if (info.held() && held.holderId().equals(info.holder())
+                            && info.fencingToken() == held.fencingToken()) {
+                        return null;
+                    }
+                    return new LockLostException(lockName, held.fencingToken(), "the server no longer shows this"
+                            + " grant (token " + held.fencingToken() + "): " + (info.held() ? "held by "
+                            + info.holder() + " with token " + info.fencingToken() : "expired or released"));
+                }
+            }
+            return new LockLostException(lockName, held.fencingToken(), "the server has no row for lock '"
+                    + lockName + "' any more");
+        } catch (LockException e) {
+            log.debug("could not confirm the lease on '{}' with the server; its local deadline has not passed",
+                    lockName, e);
+            return null;
+        }
+    }
+
+    /**
+     * Releases the lock and closes the client and pool, for at most the lease time (at least 1 s): past it,
+     * the lock ends on the server by itself, so waiting longer on a dead network would only delay the exit.
+     */
+    private int finish(DatabaseOptions.OpenClient open, Lease held, int status, PrintWriter err) {
+        Thread cleanup = new Thread(() -> {
+            try {
+                held.close();
+            } catch (LockException e) {
+                if (status != ExitCodes.LEASE_LOST) {
+                    err.println("baton: could not release lock '" + lockName + "' (it ends on the server when its"
+                            + " lease runs out): " + e.getMessage());
+                }
+            } catch (RuntimeException e) {
+                log.debug("releasing '{}' failed", lockName, e);
+            } finally {
+                try {
+                    open.close();
+                } catch (RuntimeException e) {
+                    // the process is ending; nothing to add for the user (--verbose logs it)
+                    log.debug("closing the client failed", e);
+                }
+            }
+        }, "baton-release");
+        cleanup.setDaemon(true);
+        // still running when the JVM exits: whatever it throws then is noise, never a stack trace on stderr
+        cleanup.setUncaughtExceptionHandler((t, e) -> log.debug("{} failed", t.getName(), e));
+        cleanup.start();
+        try {
+            cleanup.join(Math.max(MIN_RELEASE_WAIT.toMillis(), lease.toMillis()));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        if (cleanup.isAlive() && status != ExitCodes.LEASE_LOST) {
+            err.println("baton: releasing lock '" + lockName + "' took longer than the lease ("
+                    + Durations.format(lease) + "); exiting, it ends on the server when its lease runs out");
+        }
+        err.flush();
+        return status == ExitCodes.LEASE_LOST ? conflict(ExitCodes.LEASE_LOST) : status;
     }
 
     private static int waitFor(Process child) {

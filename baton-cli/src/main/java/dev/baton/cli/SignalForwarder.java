@@ -3,31 +3,40 @@ package dev.baton.cli;
 import sun.misc.Signal;
 import sun.misc.SignalHandler;
 
-import java.io.IOException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalInt;
-import java.util.concurrent.TimeUnit;
 
 /**
- * Passes SIGINT and SIGTERM received by {@code baton run} on to the command it runs, so the command decides
- * how to stop and {@code baton} still releases the lock and exits with the command's status.
+ * Passes SIGINT, SIGTERM and SIGHUP received by {@code baton run} on to the command's process group, once
+ * each, so the command decides how to stop and {@code baton} still releases the lock after the group has
+ * ended and exits with the command's status. SIGHUP (terminal closed, ssh connection dropped) is treated
+ * like SIGTERM: passed on, never the end of {@code baton} while its command runs.
  *
  * <p>Before the command starts (while waiting for the lock) a signal interrupts the waiting thread and is
  * remembered; {@link #pendingExitCode()} then gives 128 + its number. If the command starts anyway, the
  * remembered signal is passed to it at once.
  *
+ * <p>A signal that was ignored when {@code baton} started (nohup, a background job of a non-interactive
+ * shell) stays ignored, by {@code baton} and by the command, as for any program: the JVM then does not let
+ * us install a handler. SIGQUIT belongs to the JVM (thread dumps, which the launcher's
+ * {@code -XX:-DisplayVMOutput} keeps out of the command's output) and cannot be handled here.
+ *
  * <p>Replaces the JVM's handlers (which would run shutdown hooks and exit) while installed; {@link #close()}
- * puts them back. Thread safety: the handlers run on the JVM's signal thread; state is guarded by
- * {@code this}.
+ * puts them back. Thread safety: the handlers run on threads the JVM starts per signal; state is guarded by
+ * {@code this}, so signals are passed on one at a time, in the order their handlers ran.
  */
 final class SignalForwarder implements AutoCloseable {
-    private static final List<String> SIGNALS = List.of("INT", "TERM");
+    private static final Logger log = LoggerFactory.getLogger(SignalForwarder.class);
+    private static final List<String> SIGNALS = List.of("INT", "TERM", "HUP");
 
     private final Thread waiter;
     private final Map<Signal, SignalHandler> previous = new LinkedHashMap<>();
-    private Process child;
+    private CommandGroup group;
     private Signal pending;
 
     private SignalForwarder(Thread waiter) {
@@ -49,8 +58,8 @@ final class SignalForwarder implements AutoCloseable {
     }
 
     private synchronized void handle(Signal signal) {
-        if (child != null) {
-            forward(child, signal);
+        if (group != null) {
+            forward(group, signal);
         } else {
             if (pending == null) {
                 pending = signal;
@@ -59,11 +68,11 @@ final class SignalForwarder implements AutoCloseable {
         }
     }
 
-    /** From now on signals go to {@code process}; one received while waiting is passed on now. */
-    synchronized void attach(Process process) {
-        child = process;
+    /** From now on signals go to {@code commandGroup}; one received while waiting is passed on now. */
+    synchronized void attach(CommandGroup commandGroup) {
+        group = commandGroup;
         if (pending != null) {
-            forward(process, pending);
+            forward(commandGroup, pending);
         }
     }
 
@@ -77,26 +86,10 @@ final class SignalForwarder implements AutoCloseable {
         return pending == null ? null : "SIG" + pending.getName();
     }
 
-    private static void forward(Process process, Signal signal) {
-        if (!process.isAlive()) {
-            return;
-        }
-        try {
-            Process kill = new ProcessBuilder("kill", "-s", signal.getName(), Long.toString(process.pid()))
-                    .redirectErrorStream(true)
-                    .redirectOutput(ProcessBuilder.Redirect.DISCARD)
-                    .start();
-            if (kill.waitFor(5, TimeUnit.SECONDS) && kill.exitValue() == 0) {
-                return;
-            }
-        } catch (IOException e) {
-            // No kill(1): fall through.
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-        if (signal.getName().equals("TERM")) {
-            process.destroy();
-        }
+    private static void forward(CommandGroup group, Signal signal) {
+        group.signal(signal.getName());
+        log.debug("passed SIG{} on to the command's process group (supervisor pid {})", signal.getName(),
+                group.process().pid());
     }
 
     @Override

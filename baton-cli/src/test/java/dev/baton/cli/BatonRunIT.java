@@ -3,6 +3,7 @@ package dev.baton.cli;
 import dev.baton.Lease;
 import dev.baton.jdbc.JdbcLockClient;
 import dev.baton.jdbc.JdbcLocks;
+import dev.baton.testkit.TcpProxy;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -19,6 +20,7 @@ import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -74,14 +76,31 @@ class BatonRunIT {
         }
     }
 
+    /**
+     * Starts {@code baton} on the test classpath with the launcher's JVM flags. Every signal starts with its
+     * default disposition ({@code env --default-signal}): a build started from a shell context that ignores
+     * SIGINT (a background job) passes that on to every child, and a baton and command that ignore SIGINT
+     * would make the signal tests meaningless (issue 8).
+     */
     private Baton start(String... args) throws IOException {
+        return start(List.of(), args);
+    }
+
+    /** As {@link #start(String...)}, with {@code wrapper} (such as a new process group) before the JVM. */
+    private Baton start(List<String> wrapper, String... args) throws IOException {
+        List<String> cmd = new ArrayList<>(List.of("env", "--default-signal"));
+        cmd.addAll(wrapper);
+        cmd.addAll(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-XX:TieredStopAtLevel=1", "-Xshare:auto", "-XX:+UnlockDiagnosticVMOptions", "-XX:-DisplayVMOutput",
+                "-cp", System.getProperty("java.class.path"), BatonCommand.class.getName()));
+        cmd.addAll(List.of(args));
+        return spawn(cmd);
+    }
+
+    private Baton spawn(List<String> cmd) throws IOException {
         String id = UUID.randomUUID().toString();
         Path out = dir.resolve("baton-" + id + ".out");
         Path err = dir.resolve("baton-" + id + ".err");
-        List<String> cmd = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-XX:TieredStopAtLevel=1", "-Xshare:auto", "-cp", System.getProperty("java.class.path"),
-                BatonCommand.class.getName()));
-        cmd.addAll(List.of(args));
         ProcessBuilder pb = new ProcessBuilder(cmd).redirectOutput(out.toFile()).redirectError(err.toFile())
                 .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
         pb.environment().remove("BATON_URL");
@@ -252,7 +271,7 @@ class BatonRunIT {
             long t0 = System.nanoTime();
             assertThat(b.awaitExit(Duration.ofSeconds(10))).as("stderr: %s", b.err()).isEqualTo(ExitCodes.LEASE_LOST);
             assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(Duration.ofSeconds(5));
-            assertThat(b.errLines()).hasSize(1);
+            assertThat(b.errLines()).as("stderr: %s", b.err()).hasSize(1);
             assertThat(b.err()).startsWith("baton: ").contains("lease").contains("lost").contains(lock);
         }
     }
@@ -339,12 +358,13 @@ class BatonRunIT {
     // ---- e) signals ----
 
     @ParameterizedTest
-    @ValueSource(strings = {"TERM", "INT"})
+    @ValueSource(strings = {"TERM", "INT", "HUP"})
     void signalIsForwardedAndTheLockReleased(String signal) throws Exception {
         String lock = uniqueLock("sig" + signal);
         Path ready = dir.resolve("ready-" + signal);
         Baton b = start("run", "--lock", lock, "--url", sqliteUrl(), "--", "sh", "-c",
-                "trap 'kill $!; exit 42' " + signal + "; sleep 30 & touch '" + ready + "'; wait");
+                // the signal reaches the whole group: the background sleep may be gone before the trap runs
+                "trap 'kill $! 2>/dev/null; exit 42' " + signal + "; sleep 30 & touch '" + ready + "'; wait");
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
         while (!Files.exists(ready)) {
             if (!b.process().isAlive() || System.nanoTime() > deadline) {
@@ -369,7 +389,7 @@ class BatonRunIT {
         ds.setUrl(sqliteUrl());
         try (JdbcLockClient locks = JdbcLocks.builder(ds).createTableIfMissing().build();
              Lease held = locks.lock(lock).tryAcquire().orElseThrow()) {
-            Baton b = start("run", "--lock", lock, "--url", sqliteUrl(), "--", "touch", ran.toString());
+            Baton b = start("run", "--quiet", "--lock", lock, "--url", sqliteUrl(), "--", "touch", ran.toString());
             awaitOpenFile(b.process(), dir.resolve("locks.db"));
             Thread.sleep(300); // past opening the file, into the wait
 
@@ -412,5 +432,369 @@ class BatonRunIT {
         }
         Process kill = new ProcessBuilder("kill", "-s", signal, Long.toString(p.pid())).inheritIO().start();
         assertThat(kill.waitFor()).isZero();
+    }
+
+    // ---- f) while the command (or anything it started) runs, it holds the lock; when the lock is gone, the
+    //      command is gone (issue 9) ----
+
+    @Test
+    void aFrozenBatonWhoseLeaseWasTakenOverExits76OnSqlite() throws Exception {
+        assertFrozenBatonExits76(sqliteUrl());
+    }
+
+    @Test
+    void aFrozenBatonWhoseLeaseWasTakenOverExits76OnPostgres() throws Exception {
+        requireServer("PostgreSQL", 5432);
+        assertFrozenBatonExits76(PG);
+    }
+
+    @Test
+    void aFrozenBatonWhoseLeaseWasTakenOverExits76OnMariadb() throws Exception {
+        requireServer("MariaDB", 3306);
+        assertFrozenBatonExits76(MARIADB);
+    }
+
+    /**
+     * SIGSTOP the baton JVM (a long GC pause, a stalled container) while its command runs with a 1 s lease;
+     * a second baton takes the lock and runs; the first command ends; on SIGCONT the first baton must say the
+     * lease was lost (76), whatever its watchdog has or has not noticed yet.
+     */
+    private void assertFrozenBatonExits76(String url) throws Exception {
+        String lock = uniqueLock("frozen");
+        Path started = dir.resolve("started-" + UUID.randomUUID());
+        Path done = dir.resolve("done-" + UUID.randomUUID());
+        Baton first = start("run", "--lease", "1s", "--lock", lock, "--url", url, "--", "sh", "-c",
+                "touch '" + started + "'; sleep 3; touch '" + done + "'");
+        awaitFile(started, first);
+        long pid = first.process().pid();
+        freezeOutsideATransaction(pid, url, lock);
+        try {
+            Baton second = start("run", "--quiet", "--wait", "20s", "--lock", lock, "--url", url, "--", "true");
+            assertThat(second.awaitExit(EXIT_TIMEOUT)).as("the second baton took the lock while the first was"
+                    + " frozen; stderr: %s", second.err()).isZero();
+            awaitFile(done, null);
+        } finally {
+            kill("CONT", pid);
+        }
+        assertThat(first.awaitExit(EXIT_TIMEOUT)).as("stderr: %s", first.err()).isEqualTo(ExitCodes.LEASE_LOST);
+        assertThat(first.errLines()).as("only baton's own lines, no log lines").isNotEmpty()
+                .allMatch(l -> l.startsWith("baton: "));
+        assertThat(first.err()).contains("lost").contains(lock);
+    }
+
+    /**
+     * SIGSTOPs the process at a moment it holds no database transaction on the lock's row (else the second
+     * baton would wait for the frozen one's row lock, or SQLite's write lock): stop, probe, and if the row is
+     * locked, continue and try again.
+     */
+    private void freezeOutsideATransaction(long pid, String url, String lock) throws Exception {
+        for (int attempt = 1; attempt <= 100; attempt++) {
+            kill("STOP", pid);
+            awaitState(pid, 'T');
+            if (!rowLocked(url, lock)) {
+                return;
+            }
+            kill("CONT", pid);
+            Thread.sleep(37); // a different point of the renewal cycle next time
+        }
+        fail("baton " + pid + " held a transaction on '" + lock + "' at each of 100 freezes");
+    }
+
+    private boolean rowLocked(String url, String lock) throws SQLException {
+        if (url.startsWith("jdbc:sqlite:")) {
+            try (Connection c = DriverManager.getConnection(url); Statement st = c.createStatement()) {
+                st.execute("PRAGMA busy_timeout = 0");
+                try {
+                    st.execute("BEGIN IMMEDIATE");
+                    st.execute("ROLLBACK");
+                    return false;
+                } catch (SQLException e) {
+                    return true;
+                }
+            }
+        }
+        try (Connection c = DriverManager.getConnection(url)) {
+            c.setAutoCommit(false);
+            try (PreparedStatement ps = c.prepareStatement("SELECT 1 FROM baton_locks WHERE name = ? FOR UPDATE"
+                    + " NOWAIT")) {
+                ps.setString(1, lock);
+                ps.executeQuery().close();
+                return false;
+            } catch (SQLException e) {
+                return true;
+            } finally {
+                c.rollback();
+            }
+        }
+    }
+
+    @Test
+    void aLostLeaseKillsTheWholeProcessGroupEvenWhatIgnoresSigterm() throws Exception {
+        String lock = uniqueLock("lost-group");
+        Path pids = dir.resolve("pids-" + UUID.randomUUID());
+        Baton b = start("run", "--lease", "300ms", "--grace", "500ms", "--lock", lock, "--url", sqliteUrl(), "--",
+                "sh", "-c", "(trap '' TERM; exec sleep 30) & echo $! $$ > '" + pids + ".tmp'; mv '" + pids + ".tmp' '"
+                        + pids + "'; sleep 30");
+        awaitFile(pids, b);
+        List<Long> group = readPids(pids);
+        takeOverSqlite(lock, b);
+        assertThat(b.awaitExit(EXIT_TIMEOUT)).as("stderr: %s", b.err()).isEqualTo(ExitCodes.LEASE_LOST);
+        assertThat(group).as("the command and the grandchild that ignores SIGTERM, when baton exited")
+                .noneMatch(BatonRunIT::isRunning);
+    }
+
+    @Test
+    void aForwardedSigtermReachesTheWholeGroupAndWhatIgnoresItIsKilledAfterTheGrace() throws Exception {
+        String lock = uniqueLock("term-group");
+        Path pids = dir.resolve("pids-" + UUID.randomUUID());
+        Baton b = start("run", "--grace", "500ms", "--lock", lock, "--url", sqliteUrl(), "--", "sh", "-c",
+                "(trap '' TERM; exec sleep 30) & a=$!; sleep 30 & echo $a $! > '" + pids + ".tmp'; mv '" + pids
+                        + ".tmp' '" + pids + "'; wait");
+        awaitFile(pids, b);
+        List<Long> grandchildren = readPids(pids);
+        b.process().destroy();
+        assertThat(b.awaitExit(EXIT_TIMEOUT)).as("stderr: %s", b.err()).isEqualTo(128 + 15);
+        assertThat(grandchildren).as("grandchildren when baton exited").noneMatch(BatonRunIT::isRunning);
+        assertLockFree(lock);
+    }
+
+    @Test
+    void whatTheCommandLeavesRunningIsStoppedBeforeTheLockIsReleased() throws Exception {
+        String lock = uniqueLock("leftover");
+        Path pids = dir.resolve("pids-" + UUID.randomUUID());
+        Baton b = start("run", "--lock", lock, "--url", sqliteUrl(), "--", "sh", "-c",
+                "sleep 30 & echo $! > '" + pids + "'; exit 5");
+        assertThat(b.awaitExit(EXIT_TIMEOUT)).as("stderr: %s", b.err()).isEqualTo(5);
+        assertThat(readPids(pids)).as("the command's background sleep when baton exited")
+                .noneMatch(BatonRunIT::isRunning);
+        assertThat(b.err()).isEmpty();
+    }
+
+    /** kill -9 of baton; the kernel's OOM killer sends the same SIGKILL. */
+    @Test
+    void killingBatonWithSigkillKillsTheCommandAndEverythingItStarted() throws Exception {
+        String lock = uniqueLock("kill9");
+        Path pids = dir.resolve("pids-" + UUID.randomUUID());
+        Baton b = start("run", "--lock", lock, "--url", sqliteUrl(), "--", "sh", "-c",
+                "sleep 30 & echo $! $$ > '" + pids + ".tmp'; mv '" + pids + ".tmp' '" + pids + "'; exec sleep 31");
+        awaitFile(pids, b);
+        List<Long> group = readPids(pids);
+        assertThat(group).allMatch(BatonRunIT::isRunning);
+        b.process().destroyForcibly();
+        b.process().waitFor();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (group.stream().anyMatch(BatonRunIT::isRunning) && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
+        assertThat(group).as("the command and its child 10 s after baton was killed")
+                .noneMatch(BatonRunIT::isRunning);
+    }
+
+    /** The second line of defence: the command's parent-death signal (setpriv) ties it to its supervisor. */
+    @Test
+    void killingTheSupervisorWithSigkillKillsTheCommand() throws Exception {
+        String lock = uniqueLock("kill9-supervisor");
+        Path pid = dir.resolve("pid-" + UUID.randomUUID());
+        Baton b = start("run", "--lock", lock, "--url", sqliteUrl(), "--", "sh", "-c",
+                "echo $$ > '" + pid + ".tmp'; mv '" + pid + ".tmp' '" + pid + "'; exec sleep 31");
+        awaitFile(pid, b);
+        long command = readPids(pid).get(0);
+        ProcessHandle supervisor = ProcessHandle.of(command).flatMap(ProcessHandle::parent).orElseThrow();
+        assertThat(supervisor.parent().map(ProcessHandle::pid)).as("the supervisor is baton's child")
+                .contains(b.process().pid());
+        kill("KILL", supervisor.pid());
+        assertThat(b.awaitExit(EXIT_TIMEOUT)).as("stderr: %s", b.err()).isEqualTo(128 + 9);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (isRunning(command) && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
+        assertThat(isRunning(command)).as("the command 10 s after its supervisor was killed").isFalse();
+    }
+
+    @Test
+    void sigquitPrintsNoThreadDumpIntoTheCommandsOutputThroughTheLauncher() throws Exception {
+        Path launcher = Path.of("").toAbsolutePath().getParent().resolve("bin").resolve("baton");
+        assertThat(launcher).as("bin/baton of this checkout").isExecutable();
+        String lock = uniqueLock("quit");
+        Path ready = dir.resolve("ready-" + UUID.randomUUID());
+        Baton b = spawn(List.of("env", "--default-signal", launcher.toString(), "run", "--lock", lock, "--url",
+                sqliteUrl(), "--", "sh", "-c", "trap 'exit 7' TERM; echo command-output; touch '" + ready
+                        + "'; while :; do sleep 0.05; done"));
+        awaitFile(ready, b);
+        kill("QUIT", b.process().pid());
+        // the JVM handles SIGQUIT before SIGTERM (lower number first, the dump synchronously), so any dump is
+        // written by the time the command ends
+        b.process().destroy();
+        assertThat(b.awaitExit(EXIT_TIMEOUT)).as("stderr: %s", b.err()).isEqualTo(7);
+        assertThat(b.out()).isEqualTo("command-output\n");
+        assertThat(b.err()).doesNotContain("Full thread dump");
+    }
+
+    /**
+     * A terminal's Ctrl-C signals its foreground process group: here baton's, made a group of its own so the
+     * test can signal it as a terminal would. The command, in a group of its own, gets SIGINT from baton only.
+     */
+    @Test
+    void aTerminalCtrlCReachesTheCommandOnce() throws Exception {
+        String lock = uniqueLock("ctrl-c");
+        Path count = dir.resolve("count-" + UUID.randomUUID());
+        Path ready = dir.resolve("ready-" + UUID.randomUUID());
+        Path stop = dir.resolve("stop-" + UUID.randomUUID());
+        Baton b = start(List.of("perl", "-e", "setpgrp(0, 0); exec @ARGV or die $!", "--"), "run", "--verbose",
+                "--lock", lock, "--url", sqliteUrl(), "--", "perl", "-e",
+                "$SIG{INT} = sub { open(my $f, '>>', $ARGV[0]) or die; print $f \"INT\\n\"; close $f };"
+                        + " open(my $r, '>', $ARGV[1]) or die; close $r;"
+                        + " select(undef, undef, undef, 0.02) until -e $ARGV[2]; exit 0",
+                count.toString(), ready.toString(), stop.toString());
+        awaitFile(ready, b);
+        kill("INT", -b.process().pid());
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (!(b.err().contains("passed SIGINT on") && Files.exists(count)) && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
+        assertThat(b.err()).as("baton passed SIGINT on").contains("passed SIGINT on");
+        Files.createFile(stop);
+        assertThat(b.awaitExit(EXIT_TIMEOUT)).as("stderr: %s", b.err()).isZero();
+        assertThat(Files.readAllLines(count)).as("SIGINTs the command received").containsExactly("INT");
+    }
+
+    /**
+     * In a terminal's foreground (here a pseudo-terminal from util-linux's script(1)), the command's group gets
+     * the terminal as a shell's foreground job would: a command in a background group that reads the
+     * terminal would be stopped by SIGTTIN and hang.
+     */
+    @Test
+    void aCommandThatReadsTheTerminalGetsItWhenBatonRunsInTheForeground() throws Exception {
+        String lock = uniqueLock("tty");
+        Path input = dir.resolve("input-" + UUID.randomUUID());
+        Files.writeString(input, "hello\n");
+        List<String> baton = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java")
+                        .toString(), "-XX:TieredStopAtLevel=1", "-XX:+UnlockDiagnosticVMOptions", "-XX:-DisplayVMOutput",
+                "-cp", System.getProperty("java.class.path"), BatonCommand.class.getName(), "run", "--lock", lock,
+                "--url", sqliteUrl(), "--", "sh", "-c", "read x; echo \"got:$x\"; exit 3"));
+        String line = String.join(" ", baton.stream().map(a -> "'" + a.replace("'", "'\\''") + "'").toList());
+        String id = UUID.randomUUID().toString();
+        Path out = dir.resolve("script-" + id + ".out");
+        Path err = dir.resolve("script-" + id + ".err");
+        ProcessBuilder pb = new ProcessBuilder("env", "--default-signal", "script", "-qec", line, "/dev/null")
+                .redirectInput(input.toFile()).redirectOutput(out.toFile()).redirectError(err.toFile());
+        pb.environment().remove("BATON_URL");
+        Baton b = new Baton(pb.start(), out, err);
+        assertThat(b.awaitExit(EXIT_TIMEOUT)).as("stdout: %s stderr: %s", b.out(), b.err()).isEqualTo(3);
+        assertThat(b.out()).contains("got:hello");
+    }
+
+    @Test
+    void waitingSaysWhoHoldsTheLockAndQuietSilencesItAndTheConflictCodeReplaces75() throws Exception {
+        String lock = uniqueLock("waiting");
+        SQLiteDataSource ds = new SQLiteDataSource();
+        ds.setUrl(sqliteUrl());
+        try (JdbcLockClient locks = JdbcLocks.builder(ds).createTableIfMissing().build();
+             Lease held = locks.lock(lock).tryAcquire().orElseThrow()) {
+            Baton loud = start("run", "-w", "0.3", "--lock", lock, "--url", sqliteUrl(), "--", "true");
+            Baton quiet = start("run", "--quiet", "-w", "1", "--conflict-exit-code", "3", "--lock", lock, "--url",
+                    sqliteUrl(), "--", "true");
+            assertThat(loud.awaitExit(EXIT_TIMEOUT)).as("stderr: %s", loud.err()).isEqualTo(ExitCodes.NOT_ACQUIRED);
+            assertThat(loud.errLines()).hasSize(2);
+            assertThat(loud.errLines().get(0)).startsWith("baton: waiting for lock '" + lock + "': held by "
+                    + held.holderId() + " (token " + held.fencingToken() + ", lease ends in ");
+            assertThat(loud.errLines().get(1)).startsWith("baton: lock '" + lock + "' not acquired within 300 ms");
+            assertThat(quiet.awaitExit(EXIT_TIMEOUT)).as("stderr: %s", quiet.err()).isEqualTo(3);
+            assertThat(quiet.errLines()).singleElement().asString().contains("not acquired within 1000 ms");
+        }
+    }
+
+    /** Today's cause of a ~13 s exit: retrying the release and closing the pool on a dead network. */
+    @Test
+    void afterALostLeaseOnADeadNetworkBatonExitsWithinTheLeaseTime() throws Exception {
+        requireServer("PostgreSQL", 5432);
+        String lock = uniqueLock("dead-network");
+        Path ready = dir.resolve("ready-" + UUID.randomUUID());
+        try (TcpProxy proxy = new TcpProxy("127.0.0.1", 5432)) {
+            String url = "jdbc:postgresql://127.0.0.1:" + proxy.port() + "/test?user=postgres";
+            Baton b = start("run", "--lease", "2s", "--grace", "500ms", "--lock", lock, "--url", url, "--", "sh",
+                    "-c", "touch '" + ready + "'; exec sleep 60");
+            awaitFile(ready, b);
+            proxy.blackhole(true);
+            long t0 = System.nanoTime();
+            assertThat(b.awaitExit(EXIT_TIMEOUT)).as("stderr: %s", b.err()).isEqualTo(ExitCodes.LEASE_LOST);
+            Duration took = Duration.ofNanos(System.nanoTime() - t0);
+            // lost within the lease (2 s), the group stopped at once, release and close bounded by the lease (2 s)
+            assertThat(took).as("from the network's death to baton's exit").isLessThan(Duration.ofSeconds(8));
+        }
+    }
+
+    private void takeOverSqlite(String lock, Baton b) throws Exception {
+        SQLiteDataSource ds = new SQLiteDataSource();
+        ds.setUrl(sqliteUrl());
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        try (Connection c = ds.getConnection()) {
+            int taken = 0;
+            while (taken == 0 && System.nanoTime() < deadline && b.process().isAlive()) {
+                try (PreparedStatement ps = c.prepareStatement("UPDATE baton_locks SET owner = 'intruder',"
+                        + " token = token + 1000000, expires_at = expires_at + 60000 WHERE name = ?"
+                        + " AND owner IS NOT NULL")) {
+                    ps.setString(1, lock);
+                    taken = ps.executeUpdate();
+                } catch (SQLException e) {
+                    // the database is busy: try again
+                }
+                if (taken == 0) {
+                    Thread.sleep(20);
+                }
+            }
+            assertThat(taken).as("took the row over; stderr: %s", b.err()).isEqualTo(1);
+        }
+    }
+
+    private void assertLockFree(String lock) throws Exception {
+        Baton after = start("run", "--wait", "0", "--lock", lock, "--url", sqliteUrl(), "--", "true");
+        assertThat(after.awaitExit(EXIT_TIMEOUT)).as("lock free afterwards; stderr: %s", after.err()).isZero();
+    }
+
+    /** Waits for a file the command writes; fails if {@code b} (when given) exits first. */
+    private static void awaitFile(Path file, Baton b) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (!Files.exists(file)) {
+            if (b != null && !b.process().isAlive()) {
+                fail("baton exited with " + b.process().exitValue() + " before " + file + " appeared: " + b.err());
+            }
+            if (System.nanoTime() > deadline) {
+                fail(file + " did not appear within 20 s" + (b == null ? "" : "; stderr: " + b.err()));
+            }
+            Thread.sleep(20);
+        }
+    }
+
+    private static List<Long> readPids(Path file) throws IOException {
+        return java.util.Arrays.stream(Files.readString(file).trim().split("\\s+")).map(Long::parseLong).toList();
+    }
+
+    /** Whether the process exists and is not a zombie (which only waits for its status to be collected). */
+    static boolean isRunning(long pid) {
+        try {
+            String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
+            return stat.charAt(stat.lastIndexOf(')') + 2) != 'Z';
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    private static void awaitState(long pid, char state) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (System.nanoTime() < deadline) {
+            String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
+            if (stat.charAt(stat.lastIndexOf(')') + 2) == state) {
+                return;
+            }
+            Thread.sleep(5);
+        }
+        fail("process " + pid + " did not reach state " + state);
+    }
+
+    /** kill(1) with a signal name; a negative pid is a process group. */
+    private static void kill(String signal, long pid) throws Exception {
+        Process kill = new ProcessBuilder("kill", "-s", signal, "--", Long.toString(pid)).inheritIO().start();
+        assertThat(kill.waitFor()).as("kill -s %s %d", signal, pid).isZero();
     }
 }

@@ -26,8 +26,34 @@ class DurationsTest {
         assertThat(Durations.parse("0ms")).isZero();
     }
 
+    @Test
+    void aBareNumberIsSecondsAsFlockAndTimeoutRead() {
+        assertThat(Durations.parse("10")).isEqualTo(Duration.ofSeconds(10));
+        assertThat(Durations.parse("0.5")).isEqualTo(Duration.ofMillis(500));
+        assertThat(Durations.parse("1.25")).isEqualTo(Duration.ofMillis(1250));
+        assertThat(Durations.parse("2.007")).isEqualTo(Duration.ofMillis(2007));
+    }
+
+    @Test
+    void aLeaseOfThreeMillionHoursIsRefusedByTheParserNotByAnOverflowLater() {
+        assertThat(Durations.parse("2562047h")).isEqualTo(Durations.MAX);
+        assertThatThrownBy(() -> Durations.parse("3000000h")).isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("'3000000h' is too long a duration (at most 2562047h)");
+        assertThatThrownBy(() -> Durations.parse("9999999999999999"))
+                .hasMessageContaining("too long a duration");
+    }
+
+    @Test
+    void requireAtMostNamesTheOptionTheBoundAndWhy() {
+        assertThatThrownBy(() -> Durations.requireAtMost("--lease", Duration.ofHours(25), Duration.ofHours(24),
+                "because"))
+                .hasMessage("--lease must be at most 24h (because), was 25h");
+        Durations.requireAtMost("--lease", Duration.ofHours(24), Duration.ofHours(24), "because");
+        Durations.requireAtMost("--wait", null, Duration.ofHours(24), "because");
+    }
+
     @ParameterizedTest
-    @ValueSource(strings = {"5x", "10", "-1s", "+1s", "1.5s", "1 s", " 1s", "s", "", "1S", "1sec", "1d", "abc",
+    @ValueSource(strings = {"5x", "1.2345", ".5", "5.", "-1s", "+1s", "1.5s", "1 s", " 1s", "s", "", "1S", "1sec", "1d", "abc",
             "1ms2", "9999999999999999999h"})
     void refusesAnythingElse(String text) {
         assertThatThrownBy(() -> Durations.parse(text))
@@ -45,8 +71,8 @@ class DurationsTest {
     @Test
     void messageListsTheAcceptedForms() {
         assertThatThrownBy(() -> Durations.parse("5x"))
-                .hasMessage("'5x' is not a duration: write a whole number and a unit (ms, s, m or h), like 500ms,"
-                        + " 10s, 2m, 1h, or 0");
+                .hasMessage("'5x' is not a duration: write a whole number and a unit (ms, s, m or h) or a number"
+                        + " of seconds, like 500ms, 10s, 2m, 1h, or a number of seconds such as 10 or 0.5");
     }
 
     @Test
