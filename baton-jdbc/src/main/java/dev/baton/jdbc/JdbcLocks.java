@@ -162,6 +162,9 @@ public final class JdbcLocks {
                     throw new LockException("the session strategy needs PostgreSQL, MariaDB or MySQL; SQLite has no"
                             + " session locks (use Strategy.LEASE)");
                 }
+                if (strategy == Strategy.SESSION) {
+                    checkPoolSize(dataSource);
+                }
                 if (createTable) {
                     table.createIfMissing(c);
                     if (strategy == Strategy.SESSION) {
@@ -170,6 +173,9 @@ public final class JdbcLocks {
                                 st.execute(sql);
                             }
                         }
+                    }
+                    if (!c.getAutoCommit()) {
+                        c.commit(); // a pool defaulting to autoCommit=false would roll the DDL back
                     }
                 } else {
                     checkTables(c, table);
@@ -188,6 +194,33 @@ public final class JdbcLocks {
                             keepaliveIdle, keepaliveInterval, keepaliveCount, settings.renewInterval()));
             LockClient core = LockClients.create(backend, settings);
             return new Client(core, leaseBackend, table, strategy, createTable);
+        }
+
+        /** Connections the session strategy keeps from the pool for the client's life: main and waiting session. */
+        static final int SESSION_CONNECTIONS = 2;
+
+        /**
+         * Refuses a pool too small for the session strategy's two dedicated connections. The maximum is read
+         * from HikariCP ({@code getMaximumPoolSize}, found without a compile-time dependency, as
+         * {@link ConnectionSupport#discard} finds {@code evictConnection}); other pools are not checked.
+         */
+        private static void checkPoolSize(DataSource dataSource) {
+            int max;
+            try {
+                Object v = dataSource.getClass().getMethod("getMaximumPoolSize").invoke(dataSource);
+                if (!(v instanceof Integer i)) {
+                    return;
+                }
+                max = i;
+            } catch (ReflectiveOperationException | RuntimeException e) {
+                return; // not HikariCP: documented in the README
+            }
+            if (max < SESSION_CONNECTIONS) {
+                throw new LockException("the session strategy keeps " + SESSION_CONNECTIONS + " connections of the"
+                        + " pool for the client's life (one session holds the locks, one waits on the server), but"
+                        + " the pool's maximumPoolSize is " + max + ": set it to at least " + SESSION_CONNECTIONS
+                        + " plus the connections your application uses from the same pool");
+            }
         }
 
         private static void checkTables(Connection c, LeaseTable table) throws SQLException {
