@@ -184,9 +184,19 @@ public final class JdbcLocks {
                                 chosen.sessionSchemaResource());
                     }
                 }
-            } catch (SQLException e) {
+            } catch (SQLException | LockException e) {
+                if (strategy == Strategy.SESSION && SessionLockBackend.poolerStatementClash(e)) {
+                    // PostgreSQL statements named by this connection met another client's on one server
+                    // session: only a pooler sharing server sessions does that, whatever the URL says
+                    throw new LockException(SessionLockBackend.poolerRefusal("jdbc-session (table " + tableName
+                            + ")", "checking the tables failed because " + e.getMessage()), e);
+                }
+                if (e instanceof LockException le) {
+                    throw le;
+                }
+                SQLException se = (SQLException) e;
                 throw new LockBackendException("jdbc-lease", "cannot connect to build the lock client: "
-                        + e.getMessage() + " (SQL state " + e.getSQLState() + ")", e);
+                        + se.getMessage() + " (SQL state " + se.getSQLState() + ")", se);
             }
             JdbcLeaseBackend leaseBackend = new JdbcLeaseBackend(dataSource, table);
             LockBackend backend = strategy == Strategy.LEASE ? leaseBackend

@@ -311,13 +311,22 @@ final class SessionLockBackend implements LockBackend, ConfirmsGrants {
      */
     private void checkNotMultiplexed(Session self, Connection c, long first) throws SQLException {
         if (!started) {
-            try (Connection other = dataSource.getConnection()) {
+            Connection other = dataSource.getConnection();
+            boolean clean = false;
+            try {
                 other.setAutoCommit(false);
-                try {
-                    serverId(other);
-                    compareIds(first, serverId(c));
-                } finally {
-                    other.rollback();
+                serverId(other);
+                compareIds(first, serverId(c));
+                other.rollback();
+                other.setAutoCommit(true);
+                clean = true;
+            } finally {
+                if (clean) {
+                    other.close();
+                } else {
+                    // never back to the pool in an unknown transaction state (through a pooler, a failed
+                    // rollback leaves the shared server connection in an aborted transaction)
+                    ConnectionSupport.discard(dataSource, other, description + " pooler check connection");
                 }
             }
             return;
@@ -361,6 +370,11 @@ final class SessionLockBackend implements LockBackend, ConfirmsGrants {
     }
 
     private String poolerRefusal(String evidence) {
+        return poolerRefusal(description, evidence);
+    }
+
+    /** The refusal of a pooler in transaction mode, with the evidence found. */
+    static String poolerRefusal(String description, String evidence) {
         return description + ": " + evidence + ". It passes through a pooler in transaction or statement mode"
                 + " (such as PgBouncer with pool_mode=transaction), which silently breaks session locks. Use the"
                 + " lease strategy through the pooler, or give the session strategy a DataSource that connects to"
@@ -373,9 +387,11 @@ final class SessionLockBackend implements LockBackend, ConfirmsGrants {
      * server sessions between clients does.
      */
     private boolean poolerStatementClash(SQLException e) {
-        if (dialect != Dialect.POSTGRESQL) {
-            return false;
-        }
+        return dialect == Dialect.POSTGRESQL && poolerStatementClash((Throwable) e);
+    }
+
+    /** As {@link #poolerStatementClash(SQLException)}, anywhere in a cause chain (for the builder's checks). */
+    static boolean poolerStatementClash(Throwable e) {
         for (Throwable t = e; t != null; t = t.getCause()) {
             if (t instanceof SQLException se && ("42P05".equals(se.getSQLState()) || "26000".equals(se.getSQLState()))) {
                 return true;
