@@ -117,7 +117,8 @@ public final class JdbcLocks {
          * session ({@code tcp_keepalives_idle/interval/count}), so the server frees the locks of a client
          * whose host vanished without closing its connection (default 30 s, 10 s, 3). On MySQL/MariaDB,
          * keepalive is a driver setting ({@code tcpKeepAlive} in the URL); the client's own probe, every
-         * renewal interval, keeps the session from reaching {@code wait_timeout}.
+         * renewal interval while it holds locks, keeps the session from reaching {@code wait_timeout}. A
+         * session the server closes while the client holds nothing is replaced at the next acquire.
          */
         public Builder sessionKeepalive(Duration idle, Duration interval, int count) {
             this.keepaliveIdle = positive("keepalive idle", idle, Duration.ofSeconds(1));

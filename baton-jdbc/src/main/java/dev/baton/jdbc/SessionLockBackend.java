@@ -42,7 +42,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * — the <em>main</em> session for attempts that do not wait, and the <em>waiting</em> session for one
  * server-side blocking wait at a time ({@code pg_advisory_lock} under {@code lock_timeout}, {@code GET_LOCK}
  * with a timeout); a lock granted there stays there. Other threads of the client that wait at the same
- * time poll with backoff and are woken at once by releases inside the client.
+ * time poll with backoff and are woken at once by releases inside the client. The two connections are all
+ * the strategy takes from the pool: nothing is borrowed while a session is held (names are recorded, and
+ * locks listed, on the session's own connection).
  *
  * <p>Algorithm:
  * <ol>
@@ -54,7 +56,15 @@ import java.util.concurrent.locks.ReentrantLock;
  *       through a pooler that moves it between server sessions, which silently breaks session locks.</li>
  *   <li>Renewal is a keepalive probe of each session. A session that died (terminated, killed, network
  *       reset) loses every lease on it, at once; a probe that cannot tell (timeout) leaves the leases to
- *       their conservative deadline.</li>
+ *       their conservative deadline; a session busy with another statement is alive by that use.</li>
+ *   <li>An attempt that finds its session gone (closed by the server while idle, dropped by the network)
+ *       replaces the session and tries once more: nothing survives on a gone session.</li>
+ *   <li>A release (or a statement that must run on the waiting session) while another thread's blocking
+ *       wait is in flight there cancels that wait from the main session ({@code pg_cancel_backend},
+ *       {@code KILL QUERY}) rather than waiting out its slice; no new wait starts until it ran. A wait
+ *       granted in the instant it was cancelled is kept as a grant (checked on the session).</li>
+ *   <li>{@link #confirm} asks the server, on the main session, whether the holding session still holds
+ *       the key: {@link dev.baton.Lease#checkValid()} is exact.</li>
  * </ol>
  *
  * <p>Keys: PostgreSQL's 64-bit key is the first 8 bytes of SHA-256 over {@code table + U+0000 + name}
@@ -264,8 +274,20 @@ final class SessionLockBackend implements LockBackend, ConfirmsGrants {
          * opens a new session.
          */
         void broken(SQLException cause) {
-            log.warn("{}: {} session (server id {}) is gone or unusable: {}", description, role, serverId,
-                    cause == null ? "session moved" : cause.getMessage());
+            boolean held = local.values().stream().anyMatch(l -> l.session == this)
+                    || rwLocal.values().stream().anyMatch(st -> {
+                        synchronized (st) {
+                            return st.holders.values().stream().anyMatch(l -> l.session == this);
+                        }
+                    });
+            // a session that held nothing (closed by the server while idle) is routine: replaced, not a warning
+            if (held) {
+                log.warn("{}: {} session (server id {}) is gone or unusable; its locks are lost: {}", description,
+                        role, serverId, cause == null ? "session moved" : cause.getMessage());
+            } else {
+                log.debug("{}: {} session (server id {}) is gone or unusable: {}", description, role, serverId,
+                        cause == null ? "session moved" : cause.getMessage());
+            }
             discard();
             local.values().removeIf(l -> l.session == this);
             for (Long key : List.copyOf(rwLocal.keySet())) {
