@@ -272,6 +272,44 @@ abstract class SessionHardeningTests {
         held.close();
     }
 
+    @Test
+    void aKeepaliveProbeCountsASessionBusyWithAStatementAlive() throws Exception {
+        String table = table("probe");
+        // a 1 s lease renews every 333 ms; the main session is kept busy for longer than the lease
+        JdbcLockClient a = client(pool(4, true, null), table, Strategy.SESSION, Duration.ofSeconds(1));
+        Lease held = a.lock("held-" + run).acquire(Duration.ofSeconds(5));
+        AtomicInteger lost = new AtomicInteger();
+        held.onLost(e -> lost.incrementAndGet());
+        String blocked = "blocked-" + run;
+        SessionLockBackend keys = new SessionLockBackend(null, dialect(), table, null);
+        try (Connection admin = admin()) {
+            // an uncommitted row with the same key makes the client's name registration wait on the server
+            admin.setAutoCommit(false);
+            try (PreparedStatement ps = admin.prepareStatement("INSERT INTO " + table + "_names (lock_key, name)"
+                    + " VALUES (?, ?)")) {
+                if (dialect() == Dialect.POSTGRESQL) {
+                    ps.setLong(1, keys.pgKey(blocked));
+                } else {
+                    ps.setString(1, keys.myKey(blocked));
+                }
+                ps.setString(2, blocked);
+                ps.executeUpdate();
+            }
+            CompletableFuture<Optional<Lease>> busy = CompletableFuture.supplyAsync(() -> a.lock(blocked).tryAcquire());
+            // while the main session is busy with that statement for twice the lease, the lease stays valid
+            await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(4)).pollInterval(Duration.ofMillis(50))
+                    .until(() -> lost.get() == 0 && held.isValid());
+            assertThat(busy).as("the registration still waits on the server").isNotDone();
+            admin.rollback();
+            Optional<Lease> got = busy.get(20, TimeUnit.SECONDS);
+            assertThat(got).isPresent();
+            got.get().close();
+        }
+        held.checkValid();
+        assertThat(lost).hasValue(0);
+        held.close();
+    }
+
     // ---- item 6: a pool of two -------------------------------------------------------------------------
 
     @Test
