@@ -195,6 +195,8 @@ final class SessionLockBackend implements LockBackend, ConfirmsGrants {
         long serverId;
         int generation;
         String lastLockTimeout;
+        /** {@link System#nanoTime()} of the last use through {@link #open()}. */
+        long lastUsed = System.nanoTime();
         /** A server-side blocking wait is in flight; guarded by this session's monitor, with {@link #cancelled}. */
         boolean blocking;
         /** The wait in flight was cancelled by a release or a confirmation that needs this session now. */
@@ -207,6 +209,18 @@ final class SessionLockBackend implements LockBackend, ConfirmsGrants {
         }
 
         Connection open() throws SQLException {
+            long now = System.nanoTime();
+            if (conn != null && now - lastUsed > options.keepaliveIdle().toNanos() && !holdsAnything()) {
+                // idle long enough for a NAT or load balancer to have dropped it without a word: a statement
+                // would hang until the network timeout, so check it first (only a session holding nothing is
+                // idle that long: one holding locks is probed every renewal interval)
+                if (!conn.isValid((int) Math.max(1, options.probeTimeout().toSeconds()))) {
+                    log.debug("{}: {} session (server id {}) did not answer after {} s idle; replacing it",
+                            description, role, serverId, (now - lastUsed) / 1_000_000_000L);
+                    discard();
+                }
+            }
+            lastUsed = now;
             if (conn != null) {
                 return conn;
             }
@@ -273,13 +287,17 @@ final class SessionLockBackend implements LockBackend, ConfirmsGrants {
          * from the pool, never returned with locks or settings on it); leases on it are lost; the next use
          * opens a new session.
          */
-        void broken(SQLException cause) {
-            boolean held = local.values().stream().anyMatch(l -> l.session == this)
+        boolean holdsAnything() {
+            return local.values().stream().anyMatch(l -> l.session == this)
                     || rwLocal.values().stream().anyMatch(st -> {
                         synchronized (st) {
                             return st.holders.values().stream().anyMatch(l -> l.session == this);
                         }
                     });
+        }
+
+        void broken(SQLException cause) {
+            boolean held = holdsAnything();
             // a session that held nothing (closed by the server while idle) is routine: replaced, not a warning
             if (held) {
                 log.warn("{}: {} session (server id {}) is gone or unusable; its locks are lost: {}", description,

@@ -31,4 +31,14 @@ class MariaDbSessionHardeningIT extends SessionHardeningTests {
     Connection admin() throws SQLException {
         return DriverManager.getConnection(MariaDbFixture.ADMIN_URL);
     }
+
+    @Override
+    String urlVia(int port) {
+        return "jdbc:mariadb://127.0.0.1:" + port + "/test?user=root";
+    }
+
+    @Override
+    int serverPort() {
+        return MariaDbFixture.PORT;
+    }
 }

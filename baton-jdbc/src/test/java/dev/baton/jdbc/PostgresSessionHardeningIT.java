@@ -31,4 +31,14 @@ class PostgresSessionHardeningIT extends SessionHardeningTests {
     Connection admin() throws SQLException {
         return DriverManager.getConnection(PostgresFixture.ADMIN_URL);
     }
+
+    @Override
+    String urlVia(int port) {
+        return "jdbc:postgresql://127.0.0.1:" + port + "/test?user=postgres";
+    }
+
+    @Override
+    int serverPort() {
+        return PostgresFixture.PORT;
+    }
 }

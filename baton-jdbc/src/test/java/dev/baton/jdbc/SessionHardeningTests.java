@@ -6,6 +6,7 @@ import dev.baton.Lease;
 import dev.baton.LockException;
 import dev.baton.LockInfo;
 import dev.baton.LockLostException;
+import dev.baton.testkit.TcpProxy;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -22,6 +23,7 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -244,6 +246,93 @@ abstract class SessionHardeningTests {
         // and a blocking wait opens its session after idleness as well
         try (Lease lease = a.lock(name + "-2").acquire(Duration.ofSeconds(5))) {
             lease.checkValid();
+        }
+    }
+
+    /** A driver URL to the server through a local port (a {@link TcpProxy}). */
+    abstract String urlVia(int port);
+
+    abstract int serverPort();
+
+    @Test
+    void theFirstAcquireAfterTheNetworkSilentlyDroppedTheIdleSessionDoesNotHang() throws Exception {
+        String table = table("nat");
+        client(pool(4, true, null), table, Strategy.SESSION, Duration.ofSeconds(3)).close(); // the tables
+        TcpProxy dropped = new TcpProxy("127.0.0.1", serverPort());
+        TcpProxy fresh = new TcpProxy("127.0.0.1", serverPort());
+        toClose.add(dropped);
+        toClose.add(fresh);
+        AtomicReference<TcpProxy> route = new AtomicReference<>(dropped);
+        DataSource routed = new RoutedDataSource(() -> urlVia(route.get().port()));
+        JdbcLocks.Builder b = JdbcLocks.builder(routed).tableName(table).strategy(Strategy.SESSION)
+                .leaseTime(Duration.ofSeconds(3)).sessionKeepalive(Duration.ofSeconds(1), Duration.ofSeconds(1), 1);
+        if (forcedDialect() != null) {
+            b.dialect(forcedDialect());
+        }
+        JdbcLockClient a = b.build();
+        toClose.add(a);
+        String name = "nat-" + run;
+        a.lock(name).tryAcquire().orElseThrow().close();
+        // a NAT forgets the idle session's flow: its packets vanish, no reset; new connections get through
+        route.set(fresh);
+        dropped.blackhole(true);
+        Thread.sleep(1500); // the precondition: the session idle longer than the keepalive idle time (1 s)
+        CompletableFuture<Optional<Lease>> again = CompletableFuture.supplyAsync(() -> a.lock(name).tryAcquire());
+        // a statement on the dropped session would hang until the 15 s network timeout
+        Optional<Lease> got = again.get(10, TimeUnit.SECONDS);
+        assertThat(got).isPresent();
+        got.get().close();
+    }
+
+    /** Connects through whatever URL the supplier gives at each call, without a pool. */
+    static final class RoutedDataSource implements DataSource {
+        private final java.util.function.Supplier<String> url;
+
+        RoutedDataSource(java.util.function.Supplier<String> url) {
+            this.url = url;
+        }
+
+        @Override
+        public Connection getConnection() throws SQLException {
+            return java.sql.DriverManager.getConnection(url.get());
+        }
+
+        @Override
+        public Connection getConnection(String user, String password) throws SQLException {
+            return getConnection();
+        }
+
+        @Override
+        public java.io.PrintWriter getLogWriter() {
+            return null;
+        }
+
+        @Override
+        public void setLogWriter(java.io.PrintWriter out) {
+        }
+
+        @Override
+        public void setLoginTimeout(int seconds) {
+        }
+
+        @Override
+        public int getLoginTimeout() {
+            return 0;
+        }
+
+        @Override
+        public java.util.logging.Logger getParentLogger() {
+            return java.util.logging.Logger.getGlobal();
+        }
+
+        @Override
+        public <T> T unwrap(Class<T> iface) throws SQLException {
+            throw new SQLException("not a wrapper");
+        }
+
+        @Override
+        public boolean isWrapperFor(Class<?> iface) {
+            return false;
         }
     }
 
