@@ -7,9 +7,6 @@ import dev.baton.testkit.TestServers;
 import org.junit.jupiter.api.Test;
 import org.postgresql.ds.PGSimpleDataSource;
 
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -38,18 +35,8 @@ class PgBouncerSessionIT {
         hc.setMinimumIdle(0);
         hc.setConnectionTimeout(3000);
         try (HikariDataSource pool = new HikariDataSource(hc)) {
-            // the application's own use of the pool leaves named server-side statements behind on PgBouncer's
-            // server connections, as a busy application does
-            for (int i = 0; i < 12; i++) {
-                try (Connection c = pool.getConnection();
-                     PreparedStatement ps = c.prepareStatement("SELECT pg_backend_pid()")) {
-                    for (int j = 0; j < 6; j++) {
-                        try (ResultSet rs = ps.executeQuery()) {
-                            rs.next();
-                        }
-                    }
-                }
-            }
+            // repeated builds: each leaves pgjdbc's named statements (BEGIN/ROLLBACK of the pooler check) on
+            // PgBouncer's shared server connections, where the next build's statements clash with them
             for (int attempt = 0; attempt < 10; attempt++) {
                 assertThatThrownBy(() -> JdbcLocks.builder(pool).tableName(TABLE).strategy(Strategy.SESSION).build())
                         .as("build %d through PgBouncer", attempt)
