@@ -224,6 +224,45 @@ abstract class SessionHardeningTests {
         lease.close();
     }
 
+    @Test
+    void checkValidReportsALostReadLockAtOnce() throws Exception {
+        String table = table("rw");
+        JdbcLockClient lease = client(pool(4, true, null), table, Strategy.LEASE, Duration.ofSeconds(30));
+        String name = "read-" + run;
+        Lease read = lease.readWriteLock(name).readLock().acquire(Duration.ofSeconds(5));
+        read.checkValid();
+        try (Connection admin = admin(); PreparedStatement ps = admin.prepareStatement("DELETE FROM " + table
+                + "_rw WHERE name = ? AND mode = 'r'")) {
+            ps.setString(1, name); // the row gone, as after its expiry and a purge
+            assertThat(ps.executeUpdate()).isEqualTo(1);
+        }
+        assertThatThrownBy(read::checkValid).isInstanceOf(LockLostException.class).hasMessageContaining(name);
+        read.close();
+        if (dialect() != Dialect.POSTGRESQL) {
+            return; // session read-write locks are PostgreSQL's shared advisory locks
+        }
+        JdbcLockClient session = client(pool(4, true, null), table, Strategy.SESSION, Duration.ofSeconds(30));
+        Lease shared = session.readWriteLock(name).readLock().acquire(Duration.ofSeconds(5));
+        shared.checkValid();
+        SessionLockBackend keys = new SessionLockBackend(null, dialect(), table, null);
+        long k = keys.pgRwKey(name);
+        try (Connection admin = admin(); PreparedStatement ps = admin.prepareStatement("SELECT pid FROM pg_locks"
+                + " WHERE locktype = 'advisory' AND granted AND objsubid = 1 AND classid::bigint = ?"
+                + " AND objid::bigint = ? AND mode = 'ShareLock'")) {
+            ps.setLong(1, k >>> 32);
+            ps.setLong(2, k & 0xFFFFFFFFL);
+            long holder;
+            try (ResultSet rs = ps.executeQuery()) {
+                assertThat(rs.next()).isTrue();
+                holder = rs.getLong(1);
+            }
+            killSession(admin, holder);
+            await().atMost(Duration.ofSeconds(10)).until(() -> !sessionAlive(admin, holder));
+        }
+        assertThatThrownBy(shared::checkValid).isInstanceOf(LockLostException.class).hasMessageContaining(name);
+        shared.close();
+    }
+
     // ---- item 3: a session the server closed while idle -------------------------------------------------
 
     @Test
