@@ -40,13 +40,28 @@ public interface Lease extends AutoCloseable {
     /** How many holds the owning thread has on this lock now (1 for a first acquisition). */
     int holdCount();
 
-    /** Whether the lease is still held and within its conservative deadline. Never blocks. */
+    /**
+     * Whether the lease is still held and within its conservative deadline, by the client's local state.
+     * Never blocks and makes no round trip, so it can lag the server: a loss that the server decides on its
+     * own (a lease strategy's row taken over after expiry, a session strategy's server session terminated
+     * or killed, a network cut) shows here only when the client next learns of it — at the next renewal or
+     * keepalive probe (every {@code renewInterval}, default a third of the lease time; configurable on the
+     * builder) plus that round trip, and never later than the conservative deadline. Use
+     * {@link #checkValid()} before a critical write.
+     */
     boolean isValid();
 
     /**
-     * Returns normally if the lease is valid.
+     * Returns normally if the lease is valid <em>on the server, now</em>: after the local checks, backends
+     * that can confirm a grant (the JDBC lease and session strategies) ask the server in one round trip
+     * whether it still shows this grant (owner and token, unexpired; for the session strategy, held by the
+     * client's live server session). A grant the server no longer shows is marked lost here — its
+     * {@link #onLost} listeners run once — and this method throws. A backend that cannot confirm answers from
+     * the local state, as {@link #isValid()} does.
      *
-     * @throws LockLostException if the lease was lost or released, with the reason
+     * @throws LockLostException    if the lease was lost or released, with the reason
+     * @throws LockBackendException if the server could not be asked; validity is then unknown, so treat it
+     *                              as not confirmed
      */
     void checkValid();
 

@@ -13,6 +13,7 @@ import dev.baton.LockNames;
 import dev.baton.LockTimeoutException;
 import dev.baton.spi.AcquireResult;
 import dev.baton.spi.ClientSettings;
+import dev.baton.spi.ConfirmsGrants;
 import dev.baton.spi.LeaseKey;
 import dev.baton.spi.LockMode;
 import dev.baton.spi.LockBackend;
@@ -456,6 +457,22 @@ public final class CoreLockClient implements LockClient {
         } catch (RuntimeException e) {
             log.error("unexpected error in lease renewal on {}", description, e);
         }
+    }
+
+    /**
+     * Asks a backend that {@link ConfirmsGrants} whether the server still shows the grant; marks the hold lost
+     * (listeners run once) if it does not. Returns whether the grant is confirmed, or true without a round
+     * trip for a backend that cannot confirm (its validity is the local one).
+     */
+    boolean confirm(Hold hold) {
+        if (!(backend instanceof ConfirmsGrants confirming)) {
+            return true;
+        }
+        if (confirming.confirm(hold.key)) {
+            return true;
+        }
+        hold.markLost("the server no longer shows this grant (checked by checkValid)", null);
+        return false;
     }
 
     /** Marks leases lost once their conservative deadline has passed. Runs on the watchdog thread. */

@@ -62,6 +62,12 @@ final class LeaseHandle implements Lease {
         if (reason != null) {
             throw reason;
         }
+        if (!client.confirm(hold)) {
+            // the hold is LOST now (by this call or a concurrent one); its reason names what happened
+            reason = hold.invalidReason(client.now());
+            throw reason != null ? reason : new LockLostException(lockName(), fencingToken(), "lease on '"
+                    + lockName() + "' (token " + fencingToken() + ") is no longer shown by the server");
+        }
     }
 
     @Override

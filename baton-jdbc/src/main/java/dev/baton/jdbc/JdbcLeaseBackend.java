@@ -3,6 +3,7 @@ package dev.baton.jdbc;
 import dev.baton.LockBackendException;
 import dev.baton.LockInfo;
 import dev.baton.spi.AcquireResult;
+import dev.baton.spi.ConfirmsGrants;
 import dev.baton.spi.LeaseKey;
 import dev.baton.spi.LockBackend;
 import dev.baton.spi.LockMode;
@@ -27,7 +28,7 @@ import java.util.Set;
  * on socket timeouts), never reused by Baton itself: it keeps no connection between calls, except the
  * PostgreSQL listener's own.
  */
-final class JdbcLeaseBackend implements LockBackend {
+final class JdbcLeaseBackend implements LockBackend, ConfirmsGrants {
     private final DataSource dataSource;
     private final LeaseTable table;
     private final ReadWriteTable rwTable;
@@ -154,6 +155,19 @@ final class JdbcLeaseBackend implements LockBackend {
             return run(what, c -> rwTable.release(c, lease, channel), true);
         }
         return run(what, c -> table.release(c, lease), true);
+    }
+
+    /** One read: the row matches name, owner and token and has not expired by the database clock. */
+    @Override
+    public boolean confirm(LeaseKey lease) {
+        String what = "confirming '" + lease.name() + "' (token " + lease.token() + ")";
+        if (lease.mode() != LockMode.EXCLUSIVE) {
+            return run(what, c -> rwTable.isHeld(c, lease), true);
+        }
+        return run(what, c -> {
+            AcquireResult.Busy holder = table.peek(c, lease.name());
+            return holder != null && lease.owner().equals(holder.holder()) && holder.token() == lease.token();
+        }, true);
     }
 
     /**

@@ -125,7 +125,8 @@ public final class JdbcLocks {
          * session ({@code tcp_keepalives_idle/interval/count}), so the server frees the locks of a client
          * whose host vanished without closing its connection (default 30 s, 10 s, 3). On MySQL/MariaDB,
          * keepalive is a driver setting ({@code tcpKeepAlive} in the URL); the client's own probe, every
-         * renewal interval, keeps the session from reaching {@code wait_timeout}.
+         * renewal interval while it holds locks, keeps the session from reaching {@code wait_timeout}. A
+         * session the server closes while the client holds nothing is replaced at the next acquire.
          */
         public Builder sessionKeepalive(Duration idle, Duration interval, int count) {
             this.keepaliveIdle = within("keepalive idle", idle, Duration.ofSeconds(1), MAX_KEEPALIVE, KEEPALIVE_WHY);
@@ -172,6 +173,9 @@ public final class JdbcLocks {
                     throw new LockException("the session strategy needs PostgreSQL, MariaDB or MySQL; SQLite has no"
                             + " session locks (use Strategy.LEASE)");
                 }
+                if (strategy == Strategy.SESSION) {
+                    checkPoolSize(dataSource);
+                }
                 if (createTable) {
                     table.createIfMissing(c);
                     if (strategy == Strategy.SESSION) {
@@ -181,6 +185,9 @@ public final class JdbcLocks {
                             }
                         }
                     }
+                    if (!c.getAutoCommit()) {
+                        c.commit(); // a pool defaulting to autoCommit=false would roll the DDL back
+                    }
                 } else {
                     checkTables(c, table);
                     if (strategy == Strategy.SESSION) {
@@ -188,9 +195,19 @@ public final class JdbcLocks {
                                 chosen.sessionSchemaResource());
                     }
                 }
-            } catch (SQLException e) {
+            } catch (SQLException | LockException e) {
+                if (strategy == Strategy.SESSION && SessionLockBackend.poolerStatementClash(e)) {
+                    // PostgreSQL statements named by this connection met another client's on one server
+                    // session: only a pooler sharing server sessions does that, whatever the URL says
+                    throw new LockException(SessionLockBackend.poolerRefusal("jdbc-session (table " + tableName
+                            + ")", "checking the tables failed because " + e.getMessage()), e);
+                }
+                if (e instanceof LockException le) {
+                    throw le;
+                }
+                SQLException se = (SQLException) e;
                 throw new LockBackendException("jdbc-lease", "cannot connect to build the lock client: "
-                        + e.getMessage() + " (SQL state " + e.getSQLState() + ")", e);
+                        + se.getMessage() + " (SQL state " + se.getSQLState() + ")", se);
             }
             JdbcLeaseBackend leaseBackend = new JdbcLeaseBackend(dataSource, table);
             LockBackend backend = strategy == Strategy.LEASE ? leaseBackend
@@ -198,6 +215,33 @@ public final class JdbcLocks {
                             keepaliveIdle, keepaliveInterval, keepaliveCount, settings.renewInterval()));
             LockClient core = LockClients.create(backend, settings);
             return new Client(core, leaseBackend, table, strategy, createTable);
+        }
+
+        /** Connections the session strategy keeps from the pool for the client's life: main and waiting session. */
+        static final int SESSION_CONNECTIONS = 2;
+
+        /**
+         * Refuses a pool too small for the session strategy's two dedicated connections. The maximum is read
+         * from HikariCP ({@code getMaximumPoolSize}, found without a compile-time dependency, as
+         * {@link ConnectionSupport#discard} finds {@code evictConnection}); other pools are not checked.
+         */
+        private static void checkPoolSize(DataSource dataSource) {
+            int max;
+            try {
+                Object v = dataSource.getClass().getMethod("getMaximumPoolSize").invoke(dataSource);
+                if (!(v instanceof Integer i)) {
+                    return;
+                }
+                max = i;
+            } catch (ReflectiveOperationException | RuntimeException e) {
+                return; // not HikariCP: documented in the README
+            }
+            if (max < SESSION_CONNECTIONS) {
+                throw new LockException("the session strategy keeps " + SESSION_CONNECTIONS + " connections of the"
+                        + " pool for the client's life (one session holds the locks, one waits on the server), but"
+                        + " the pool's maximumPoolSize is " + max + ": set it to at least " + SESSION_CONNECTIONS
+                        + " plus the connections your application uses from the same pool");
+            }
         }
 
         private static void checkTables(Connection c, LeaseTable table) throws SQLException {

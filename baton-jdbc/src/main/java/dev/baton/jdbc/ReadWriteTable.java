@@ -286,4 +286,16 @@ final class ReadWriteTable {
         }
         return renewed;
     }
+
+    /** Whether the holder's row (name, owner, token, mode) is live now, by the database clock. */
+    boolean isHeld(Connection c, LeaseKey key) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT 1 FROM " + rw + " WHERE expires_at > " + now
+                + " AND mode = ? AND " + LeaseTable.keyPredicate(1))) {
+            ps.setString(1, code(key.mode()));
+            LeaseTable.bindKeys(ps, 2, List.of(key));
+            try (ResultSet rs = ps.executeQuery()) {
+                return rs.next();
+            }
+        }
+    }
 }

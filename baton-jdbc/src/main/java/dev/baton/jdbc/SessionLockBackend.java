@@ -4,6 +4,7 @@ import dev.baton.LockBackendException;
 import dev.baton.LockException;
 import dev.baton.LockInfo;
 import dev.baton.spi.AcquireResult;
+import dev.baton.spi.ConfirmsGrants;
 import dev.baton.spi.LeaseKey;
 import dev.baton.spi.LockBackend;
 import dev.baton.spi.LockMode;
@@ -30,6 +31,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -40,7 +42,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * — the <em>main</em> session for attempts that do not wait, and the <em>waiting</em> session for one
  * server-side blocking wait at a time ({@code pg_advisory_lock} under {@code lock_timeout}, {@code GET_LOCK}
  * with a timeout); a lock granted there stays there. Other threads of the client that wait at the same
- * time poll with backoff and are woken at once by releases inside the client.
+ * time poll with backoff and are woken at once by releases inside the client. The two connections are all
+ * the strategy takes from the pool: nothing is borrowed while a session is held (names are recorded, and
+ * locks listed, on the session's own connection).
  *
  * <p>Algorithm:
  * <ol>
@@ -52,7 +56,15 @@ import java.util.concurrent.locks.ReentrantLock;
  *       through a pooler that moves it between server sessions, which silently breaks session locks.</li>
  *   <li>Renewal is a keepalive probe of each session. A session that died (terminated, killed, network
  *       reset) loses every lease on it, at once; a probe that cannot tell (timeout) leaves the leases to
- *       their conservative deadline.</li>
+ *       their conservative deadline; a session busy with another statement is alive by that use.</li>
+ *   <li>An attempt that finds its session gone (closed by the server while idle, dropped by the network)
+ *       replaces the session and tries once more: nothing survives on a gone session.</li>
+ *   <li>A release (or a statement that must run on the waiting session) while another thread's blocking
+ *       wait is in flight there cancels that wait from the main session ({@code pg_cancel_backend},
+ *       {@code KILL QUERY}) rather than waiting out its slice; no new wait starts until it ran. A wait
+ *       granted in the instant it was cancelled is kept as a grant (checked on the session).</li>
+ *   <li>{@link #confirm} asks the server, on the main session, whether the holding session still holds
+ *       the key: {@link dev.baton.Lease#checkValid()} is exact.</li>
  * </ol>
  *
  * <p>Keys: PostgreSQL's 64-bit key is the first 8 bytes of SHA-256 over {@code table + U+0000 + name}
@@ -61,7 +73,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * 10<sup>7</sup> among a million names) exclude each other: a false contention, never a false sharing.
  * Names are recorded once per client in {@code <table>_names} so {@code baton list} shows them whole.
  */
-final class SessionLockBackend implements LockBackend {
+final class SessionLockBackend implements LockBackend, ConfirmsGrants {
     private static final Logger log = LoggerFactory.getLogger(SessionLockBackend.class);
 
     private final DataSource dataSource;
@@ -91,6 +103,8 @@ final class SessionLockBackend implements LockBackend {
     }
     private volatile String clientId = "baton";
     private volatile boolean closed;
+    /** After {@link #start}: later opens check for a pooler with the other session, never a pool borrow. */
+    private volatile boolean started;
 
     private record Local(LeaseKey key, Session session, int generation) {
     }
@@ -130,10 +144,12 @@ final class SessionLockBackend implements LockBackend {
         try {
             main.open();
         } catch (SQLException e) {
-            throw new LockBackendException(description, "cannot open the session connection: " + e.getMessage(), e);
+            throw new LockBackendException(description, "cannot open the session connection: " + e.getMessage()
+                    + " (SQL state " + e.getSQLState() + ")", e);
         } finally {
             main.lock.unlock();
         }
+        started = true;
     }
 
     // ---- keys ------------------------------------------------------------------------------------
@@ -179,12 +195,32 @@ final class SessionLockBackend implements LockBackend {
         long serverId;
         int generation;
         String lastLockTimeout;
+        /** {@link System#nanoTime()} of the last use through {@link #open()}. */
+        long lastUsed = System.nanoTime();
+        /** A server-side blocking wait is in flight; guarded by this session's monitor, with {@link #cancelled}. */
+        boolean blocking;
+        /** The wait in flight was cancelled by a release or a confirmation that needs this session now. */
+        boolean cancelled;
+        /** Threads that need this session for a release and cancelled its wait: no new wait starts meanwhile. */
+        final AtomicInteger needed = new AtomicInteger();
 
         Session(String role) {
             this.role = role;
         }
 
         Connection open() throws SQLException {
+            long now = System.nanoTime();
+            if (conn != null && now - lastUsed > options.keepaliveIdle().toNanos() && !holdsAnything()) {
+                // idle long enough for a NAT or load balancer to have dropped it without a word: a statement
+                // would hang until the network timeout, so check it first (only a session holding nothing is
+                // idle that long: one holding locks is probed every renewal interval)
+                if (!conn.isValid((int) Math.max(1, options.probeTimeout().toSeconds()))) {
+                    log.debug("{}: {} session (server id {}) did not answer after {} s idle; replacing it",
+                            description, role, serverId, (now - lastUsed) / 1_000_000_000L);
+                    discard();
+                }
+            }
+            lastUsed = now;
             if (conn != null) {
                 return conn;
             }
@@ -225,14 +261,22 @@ final class SessionLockBackend implements LockBackend {
                     }
                 }
                 long first = serverId(c);
-                checkNotMultiplexed(c, first);
+                checkNotMultiplexed(this, c, first);
                 conn = c;
                 serverId = first;
                 generation++;
                 lastLockTimeout = null;
                 log.debug("{}: {} session opened (server id {})", description, role, first);
                 return c;
-            } catch (SQLException | RuntimeException e) {
+            } catch (SQLException e) {
+                ConnectionSupport.discard(dataSource, c, description + " " + role + " session that failed to open");
+                if (poolerStatementClash(e)) {
+                    throw new LockException(poolerRefusal("its server-side prepared statements clash with other"
+                            + " clients' on a shared server session (" + e.getMessage() + ", SQL state "
+                            + e.getSQLState() + ")"), e);
+                }
+                throw e;
+            } catch (RuntimeException e) {
                 ConnectionSupport.discard(dataSource, c, description + " " + role + " session that failed to open");
                 throw e;
             }
@@ -243,9 +287,25 @@ final class SessionLockBackend implements LockBackend {
          * from the pool, never returned with locks or settings on it); leases on it are lost; the next use
          * opens a new session.
          */
+        boolean holdsAnything() {
+            return local.values().stream().anyMatch(l -> l.session == this)
+                    || rwLocal.values().stream().anyMatch(st -> {
+                        synchronized (st) {
+                            return st.holders.values().stream().anyMatch(l -> l.session == this);
+                        }
+                    });
+        }
+
         void broken(SQLException cause) {
-            log.warn("{}: {} session (server id {}) is gone or unusable: {}", description, role, serverId,
-                    cause == null ? "session moved" : cause.getMessage());
+            boolean held = holdsAnything();
+            // a session that held nothing (closed by the server while idle) is routine: replaced, not a warning
+            if (held) {
+                log.warn("{}: {} session (server id {}) is gone or unusable; its locks are lost: {}", description,
+                        role, serverId, cause == null ? "session moved" : cause.getMessage());
+            } else {
+                log.debug("{}: {} session (server id {}) is gone or unusable: {}", description, role, serverId,
+                        cause == null ? "session moved" : cause.getMessage());
+            }
             discard();
             local.values().removeIf(l -> l.session == this);
             for (Long key : List.copyOf(rwLocal.keySet())) {
@@ -283,27 +343,104 @@ final class SessionLockBackend implements LockBackend {
 
     /**
      * Refuses a connection that a pooler in transaction (or statement) mode moves between server
-     * sessions: while another connection of the same pool holds a transaction open — pinning the server
-     * session this connection last used, if the pooler shares them — the server id must not change.
+     * sessions: while another connection holds a transaction open — pinning the server session this
+     * connection last used, if the pooler shares them — the server id must not change. The first session
+     * (at {@link #start}) borrows that other connection from the pool for a moment; later opens use the other
+     * dedicated session if it is free, so the strategy never needs more than its two connections (and the
+     * server id check on every statement still catches a session that moves).
      */
-    private void checkNotMultiplexed(Connection c, long first) throws SQLException {
-        try (Connection other = dataSource.getConnection()) {
-            other.setAutoCommit(false);
+    private void checkNotMultiplexed(Session self, Connection c, long first) throws SQLException {
+        if (!started) {
+            Connection other = dataSource.getConnection();
+            boolean clean = false;
             try {
+                other.setAutoCommit(false);
                 serverId(other);
-                long second = serverId(c);
-                if (second != first) {
-                    throw new LockException(description + ": the connection moved from server session " + first
-                            + " to " + second + " between two statements. It passes through a pooler in transaction"
-                            + " or statement mode (such as PgBouncer with pool_mode=transaction), which silently"
-                            + " breaks session locks. Use the lease strategy through the pooler, or give the"
-                            + " session strategy a DataSource that connects to the database directly (or through"
-                            + " a pooler in session mode).");
-                }
-            } finally {
+                compareIds(first, serverId(c));
                 other.rollback();
+                other.setAutoCommit(true);
+                clean = true;
+            } finally {
+                if (clean) {
+                    other.close();
+                } else {
+                    // never back to the pool in an unknown transaction state (through a pooler, a failed
+                    // rollback leaves the shared server connection in an aborted transaction)
+                    ConnectionSupport.discard(dataSource, other, description + " pooler check connection");
+                }
+            }
+            return;
+        }
+        Session peer = self == main ? waiting : main;
+        if (!peer.lock.tryLock()) {
+            return;
+        }
+        try {
+            Connection other = peer.conn;
+            if (other == null) {
+                return;
+            }
+            try {
+                // session locks are not transactional: a transaction on the peer leaves its locks alone
+                other.setAutoCommit(false);
+                try {
+                    serverId(other);
+                    compareIds(first, serverId(c));
+                } finally {
+                    other.rollback();
+                    other.setAutoCommit(true);
+                }
+            } catch (SQLException e) {
+                if (fatal(other, e)) {
+                    peer.broken(e);
+                    return;
+                }
+                throw e;
+            }
+        } finally {
+            peer.lock.unlock();
+        }
+    }
+
+    private void compareIds(long first, long second) {
+        if (second != first) {
+            throw new LockException(poolerRefusal("the connection moved from server session " + first + " to "
+                    + second + " between two statements"));
+        }
+    }
+
+    private String poolerRefusal(String evidence) {
+        return poolerRefusal(description, evidence);
+    }
+
+    /** The refusal of a pooler in transaction mode, with the evidence found. */
+    static String poolerRefusal(String description, String evidence) {
+        return description + ": " + evidence + ". It passes through a pooler in transaction or statement mode"
+                + " (such as PgBouncer with pool_mode=transaction), which silently breaks session locks. Use the"
+                + " lease strategy through the pooler, or give the session strategy a DataSource that connects to"
+                + " the database directly (or through a pooler in session mode).";
+    }
+
+    /**
+     * PostgreSQL's duplicate or missing prepared statement (42P05, 26000) on a connection just opened: the
+     * driver's named statements met another client's on one server session, which only a pooler that shares
+     * server sessions between clients does.
+     */
+    private boolean poolerStatementClash(SQLException e) {
+        return dialect == Dialect.POSTGRESQL && poolerStatementClash((Throwable) e);
+    }
+
+    /** As {@link #poolerStatementClash(SQLException)}, anywhere in a cause chain (for the builder's checks). */
+    static boolean poolerStatementClash(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            if (t instanceof SQLException se && ("42P05".equals(se.getSQLState()) || "26000".equals(se.getSQLState()))) {
+                return true;
+            }
+            if (t.getCause() == t) {
+                break;
             }
         }
+        return false;
     }
 
     /** Whether an error means the session is gone for good (as opposed to a timeout or a bad statement). */
@@ -320,7 +457,12 @@ final class SessionLockBackend implements LockBackend {
 
     // ---- names -----------------------------------------------------------------------------------
 
-    private void register(String name, String key) {
+    /**
+     * Records the name once per client, on the session's own connection (auto-commit, so it persists whatever
+     * the pool's default): borrowing a pool connection while holding the session would wait for a busy pool.
+     * A plain lock's name is also claimed for the session strategy in the lease table ({@link #claimName}).
+     */
+    private void register(Connection c, String name, String key) throws SQLException {
         if (registeredNames.contains(key)) { // by key: a name's read-write key is registered apart
             return;
         }
@@ -328,7 +470,7 @@ final class SessionLockBackend implements LockBackend {
             case POSTGRESQL -> "INSERT INTO " + table + "_names (lock_key, name) VALUES (?, ?) ON CONFLICT DO NOTHING";
             default -> "INSERT IGNORE INTO " + table + "_names (lock_key, name) VALUES (?, ?)";
         };
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql)) {
+        try (PreparedStatement ps = c.prepareStatement(sql)) {
             if (key.equals(serverKey(name))) {
                 claimName(c, name); // a plain lock's name (read-write locks are a namespace apart)
             }
@@ -339,11 +481,15 @@ final class SessionLockBackend implements LockBackend {
             }
             ps.setString(2, name);
             ps.executeUpdate();
-            registeredNames.add(key);
         } catch (SQLException e) {
-            throw new LockBackendException(description, "recording the name of '" + name + "' failed: "
-                    + e.getMessage(), e);
+            if (fatal(c, e)) {
+                throw e; // the session is gone: the caller replaces it
+            }
+            // nothing was taken yet: the session and its leases are fine
+            throw new LockBackendException(description, "recording the name of '" + name + "' in " + table
+                    + "_names failed: " + e.getMessage() + " (SQL state " + e.getSQLState() + ")", e);
         }
+        registeredNames.add(key);
     }
 
     /**
@@ -397,8 +543,8 @@ final class SessionLockBackend implements LockBackend {
 
     @Override
     public AcquireResult acquireBlocking(String name, String owner, Duration leaseTime, Duration maxWait) {
-        if (!waiting.lock.tryLock()) {
-            return null; // another thread of this client is waiting on the server; poll instead
+        if (waiting.needed.get() > 0 || !waiting.lock.tryLock()) {
+            return null; // another thread of this client waits on the server, or a release needs it: poll
         }
         try {
             return reserveAndAttempt(waiting, name, owner, maxWait);
@@ -414,7 +560,6 @@ final class SessionLockBackend implements LockBackend {
      */
     private AcquireResult reserveAndAttempt(Session s, String name, String owner, Duration wait) {
         String key = serverKey(name);
-        register(name, key);
         Local reservation = new Local(new LeaseKey(name, owner, -1), null, 0);
         Local present = local.putIfAbsent(key, reservation);
         if (present != null) {
@@ -437,21 +582,62 @@ final class SessionLockBackend implements LockBackend {
 
     /** One attempt on a session (held by the caller); {@code wait} null = do not wait on the server. */
     private AcquireResult attempt(Session s, String name, String key, Duration wait) {
-        Connection c = null;
-        try {
-            c = s.open();
+        return onSession(s, name, "acquire", wait, c -> {
+            register(c, name, key);
             return dialect == Dialect.POSTGRESQL ? attemptPg(s, c, Long.parseLong(key), LockMode.EXCLUSIVE, wait)
                     : attemptMy(s, c, key, wait);
-        } catch (SQLException e) {
-            if (wait != null && isLockWaitTimeout(e)) {
-                return new AcquireResult.Busy(null, -1, null);
+        });
+    }
+
+    private interface SessionCall {
+        AcquireResult call(Connection c) throws SQLException;
+    }
+
+    /**
+     * Runs an attempt on a session (held by the caller), opening it if needed. A session whose server session
+     * is gone — ended by the server while idle ({@code idle_session_timeout}, {@code wait_timeout}), dropped by
+     * a NAT or load balancer, killed — is replaced and the attempt made once more: nothing survives on a gone
+     * session (its leases, if any, are reported lost by the next renewal), so a fresh one is as good.
+     */
+    private AcquireResult onSession(Session s, String name, String what, Duration wait, SessionCall call) {
+        for (int round = 0; ; round++) {
+            Connection c = null;
+            try {
+                c = s.open();
+                return call.call(c);
+            } catch (SQLException e) {
+                if (wait != null && slicedOut(s, e)) {
+                    return new AcquireResult.Busy(null, -1, null);
+                }
+                boolean gone = c != null && fatal(c, e);
+                // the lock may have been granted inside the failed statement (session locks ignore rollback), so
+                // the session can no longer be accounted for: discard it, and its leases report lost
+                s.broken(e);
+                if (gone && round == 0) {
+                    log.debug("{}: {} session was gone ({}); retrying the {} of '{}' on a new session", description,
+                            s.role, e.getMessage(), what, name);
+                    continue;
+                }
+                throw new LockBackendException(description, what + " of '" + name + "' on the " + s.role
+                        + " session failed: " + e.getMessage() + " (SQL state " + e.getSQLState() + ")", e);
             }
-            // the lock may have been granted inside the failed statement (session locks ignore rollback), so
-            // the session can no longer be accounted for: discard it, and its leases report lost
-            s.broken(e);
-            throw new LockBackendException(description, "acquire of '" + name + "' on the " + s.role
-                    + " session failed: " + e.getMessage() + " (SQL state " + e.getSQLState() + ")", e);
         }
+    }
+
+    /** A blocking wait that ended without the lock: its timeout, a deadlock check, or our own cancel. */
+    private static boolean slicedOut(Session s, SQLException e) {
+        return isLockWaitTimeout(e) || (cancelledByUs(s) && isCancel(e));
+    }
+
+    private static boolean cancelledByUs(Session s) {
+        synchronized (s) {
+            return s.cancelled;
+        }
+    }
+
+    /** PostgreSQL query_canceled; MySQL/MariaDB "query execution was interrupted" (KILL QUERY). */
+    private static boolean isCancel(SQLException e) {
+        return "57014".equals(e.getSQLState()) || "70100".equals(e.getSQLState()) || e.getErrorCode() == 1317;
     }
 
     private static boolean isLockWaitTimeout(SQLException e) {
@@ -508,16 +694,20 @@ final class SessionLockBackend implements LockBackend {
                 ps.setLong(i++, k & 0xFFFFFFFFL);
             }
             ps.setLong(i, k);
+            beginBlocking(s, wait);
             try (ResultSet rs = ps.executeQuery()) {
+                endBlocking(s, wait);
                 rs.next();
                 checkServerId(s, rs.getLong(3));
                 if (rs.getBoolean(1)) {
                     return new AcquireResult.Granted(rs.getLong(2));
                 }
                 return new AcquireResult.Busy(rs.getString(4), -1, null);
+            } finally {
+                endBlocking(s, wait);
             }
         } catch (SQLException e) {
-            if (wait == null || !isLockWaitTimeout(e)) {
+            if (wait == null || !slicedOut(s, e)) {
                 throw e;
             }
             // PostgreSQL may grant the lock in the instant its lock_timeout (or deadlock check) fires, raise
@@ -568,7 +758,9 @@ final class SessionLockBackend implements LockBackend {
             ps.setString(2, key);
             ps.setBigDecimal(3, wait == null ? java.math.BigDecimal.ZERO
                     : java.math.BigDecimal.valueOf(Math.max(1, wait.toMillis()), 3));
+            beginBlocking(s, wait);
             try (ResultSet rs = ps.executeQuery()) {
+                endBlocking(s, wait);
                 rs.next();
                 checkServerId(s, rs.getLong(3));
                 if (rs.getInt(1) != 1) {
@@ -576,9 +768,34 @@ final class SessionLockBackend implements LockBackend {
                     return new AcquireResult.Busy(rs.wasNull() ? null : "connection " + holder, -1, null);
                 }
                 granted = rs.getLong(2);
+            } finally {
+                endBlocking(s, wait);
             }
+        } catch (SQLException e) {
+            if (wait == null || !slicedOut(s, e)) {
+                throw e;
+            }
+            // GET_LOCK interrupted by our KILL QUERY: it may have been granted in that instant (the key is
+            // reserved in this client, so a grant on this session now is this attempt's)
+            try (PreparedStatement ps = c.prepareStatement("SELECT IS_USED_LOCK(?) = CONNECTION_ID()")) {
+                ps.setString(1, key);
+                try (ResultSet rs = ps.executeQuery()) {
+                    rs.next();
+                    if (!rs.getBoolean(1)) {
+                        throw e;
+                    }
+                }
+            } catch (SQLException unknown) {
+                if (unknown == e) {
+                    throw e;
+                }
+                throw new SQLException("could not tell whether a cancelled wait left the lock granted: "
+                        + unknown.getMessage(), "58000", unknown);
+            }
+            granted = maria ? nextMariaToken(c) : -1;
         }
         if (!maria) {
+            // MySQL has no sequence: the counter row, bumped after the grant, on the same session
             try (Statement st = c.createStatement()) {
                 st.executeUpdate("UPDATE " + table + "_token SET value = LAST_INSERT_ID(value + 1) WHERE id = 1");
                 try (ResultSet rs = st.executeQuery("SELECT LAST_INSERT_ID()")) {
@@ -588,6 +805,98 @@ final class SessionLockBackend implements LockBackend {
             }
         }
         return new AcquireResult.Granted(granted);
+    }
+
+    private long nextMariaToken(Connection c) throws SQLException {
+        try (Statement st = c.createStatement();
+             ResultSet rs = st.executeQuery("SELECT NEXTVAL(" + table + "_token_seq)")) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+
+    /** Marks a server-side blocking wait in flight on the session, so a release can cancel it. */
+    private static void beginBlocking(Session s, Duration wait) {
+        if (wait != null) {
+            synchronized (s) {
+                s.blocking = true;
+                s.cancelled = false;
+            }
+        }
+    }
+
+    /** Ends the mark; waits, through the monitor, for a cancel being sent to finish first. */
+    private static void endBlocking(Session s, Duration wait) {
+        if (wait != null) {
+            synchronized (s) {
+                s.blocking = false;
+            }
+        }
+    }
+
+    /**
+     * Cancels the blocking wait in flight on {@code s}, if any, from the other session (PostgreSQL
+     * {@code pg_cancel_backend}, MySQL/MariaDB {@code KILL QUERY}): one round trip on a connection the client
+     * already has, no pool borrow. Under the session's monitor, so the wait's statement cannot end and another
+     * statement start on {@code s} before the cancel was delivered: a cancel reaches only the wait.
+     */
+    private void cancelBlocking(Session s) {
+        Session via = s == main ? waiting : main;
+        synchronized (s) {
+            if (!s.blocking || s.cancelled) {
+                return;
+            }
+            s.cancelled = true;
+            long target = s.serverId;
+            via.lock.lock();
+            Connection c = null;
+            try {
+                c = via.open();
+                // target is a server session id (a long the server gave us), not user input
+                String sql = dialect == Dialect.POSTGRESQL ? "SELECT pg_cancel_backend(" + target + ")"
+                        : "KILL QUERY " + target;
+                try (Statement st = c.createStatement()) {
+                    st.execute(sql);
+                }
+            } catch (SQLException e) {
+                log.debug("{}: cancelling the {} session's wait failed: {}", description, s.role, e.getMessage());
+                if (c != null && fatal(c, e)) {
+                    via.broken(e);
+                }
+            } finally {
+                via.lock.unlock();
+            }
+        }
+    }
+
+    /**
+     * Takes the session for a short statement (a release, a confirmation). A server-side wait in flight on it
+     * (another thread's slice, up to half a second) is cancelled rather than waited for, and no new wait
+     * starts until the caller has had its turn.
+     */
+    private void lockForStatement(Session s) {
+        if (s.lock.tryLock()) {
+            return;
+        }
+        s.needed.incrementAndGet();
+        try {
+            boolean interrupted = false;
+            while (true) {
+                cancelBlocking(s);
+                try {
+                    if (s.lock.tryLock(50, TimeUnit.MILLISECONDS)) {
+                        break;
+                    }
+                } catch (InterruptedException e) {
+                    interrupted = true; // a release must not be skipped; restore the flag after
+                }
+            }
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        } finally {
+            s.needed.decrementAndGet();
+        }
     }
 
     // ---- read-write locks (PostgreSQL shared/exclusive advisory locks) -----------------------------
@@ -616,7 +925,7 @@ final class SessionLockBackend implements LockBackend {
         if (mode == LockMode.EXCLUSIVE) {
             return acquireBlocking(name, owner, leaseTime, maxWait);
         }
-        if (!waiting.lock.tryLock()) {
+        if (waiting.needed.get() > 0 || !waiting.lock.tryLock()) {
             return null;
         }
         try {
@@ -629,7 +938,6 @@ final class SessionLockBackend implements LockBackend {
     /** Reserves locally (readers share, a writer is alone), then asks the server; undoes the reservation if refused. */
     private AcquireResult attemptRw(Session s, String name, LockMode mode, String owner, Duration wait) {
         long k = pgRwKey(name);
-        register(name, Long.toString(k));
         boolean[] reserved = {false};
         RwState state = rwLocal.compute(k, (key, st) -> {
             if (st == null) {
@@ -665,10 +973,11 @@ final class SessionLockBackend implements LockBackend {
             }
         }
         boolean kept = false;
-        Connection c = null;
         try {
-            c = s.open();
-            AcquireResult r = attemptPg(s, c, k, mode, wait);
+            AcquireResult r = onSession(s, name, mode.name().toLowerCase() + " acquire", wait, c -> {
+                register(c, name, Long.toString(k));
+                return attemptPg(s, c, k, mode, wait);
+            });
             if (r instanceof AcquireResult.Granted g) {
                 LeaseKey lk = new LeaseKey(name, owner, g.token(), mode);
                 synchronized (state) {
@@ -677,13 +986,6 @@ final class SessionLockBackend implements LockBackend {
                 kept = true;
             }
             return r;
-        } catch (SQLException e) {
-            if (wait != null && isLockWaitTimeout(e)) {
-                return new AcquireResult.Busy(null, -1, null);
-            }
-            s.broken(e); // as in attempt(): a grant inside the failed statement cannot be accounted for
-            throw new LockBackendException(description, mode.name().toLowerCase() + " acquire of '" + name
-                    + "' failed: " + e.getMessage() + " (SQL state " + e.getSQLState() + ")", e);
         } finally {
             if (!kept) {
                 unreserve(k, state);
@@ -716,7 +1018,7 @@ final class SessionLockBackend implements LockBackend {
             return false;
         }
         Session s = l.session;
-        s.lock.lock();
+        lockForStatement(s);
         Connection c = s.conn;
         try {
             if (!s.holds(l)) {
@@ -764,7 +1066,7 @@ final class SessionLockBackend implements LockBackend {
             return false;
         }
         Session s = l.session;
-        s.lock.lock();
+        lockForStatement(s);
         Connection c = s.conn;
         try {
             if (!s.holds(l)) {
@@ -802,8 +1104,8 @@ final class SessionLockBackend implements LockBackend {
     /** The keepalive probe: each session that holds leases is checked; a dead one loses them all. */
     @Override
     public Set<LeaseKey> renew(Collection<LeaseKey> leases, Duration leaseTime) {
-        probe(main, false);
-        probe(waiting, true);
+        probe(main);
+        probe(waiting);
         Set<LeaseKey> alive = new HashSet<>();
         for (LeaseKey k : leases) {
             if (k.mode() != LockMode.EXCLUSIVE) {
@@ -826,18 +1128,13 @@ final class SessionLockBackend implements LockBackend {
         return alive;
     }
 
-    private void probe(Session s, boolean mayBeBusy) {
-        try {
-            if (mayBeBusy) {
-                // a blocking wait in flight is a live use of the session; it reports its own failure
-                if (!s.lock.tryLock(100, TimeUnit.MILLISECONDS)) {
-                    return;
-                }
-            } else {
-                s.lock.lock();
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+    /**
+     * Probes a session that holds leases. A session in use by another statement (an attempt, a release, a
+     * blocking wait) is alive by that use — the statement reports its own failure — so the probe never waits
+     * for it: a busy client must not look dead.
+     */
+    private void probe(Session s) {
+        if (!s.lock.tryLock()) {
             return;
         }
         Connection c = s.conn;
@@ -867,6 +1164,93 @@ final class SessionLockBackend implements LockBackend {
         }
     }
 
+    /**
+     * One round trip on the main session: does the server show the grant held by the session that took it?
+     * PostgreSQL: {@code pg_locks} has the key, in the grant's mode, granted to that session's backend pid;
+     * MySQL/MariaDB: {@code IS_USED_LOCK(key)} is that session's connection id. A session that ended frees its
+     * locks at once on the server, so this is exact; the main session is used whichever session holds the
+     * grant, so a blocking wait in flight on the waiting session is not disturbed.
+     */
+    @Override
+    public boolean confirm(LeaseKey lease) {
+        Local l = localOf(lease);
+        if (l == null) {
+            return false;
+        }
+        Session holder = l.session;
+        long holderId = holder.serverId;
+        if (!holder.holds(l)) {
+            return false;
+        }
+        for (int round = 0; ; round++) {
+            main.lock.lock();
+            Connection c = null;
+            try {
+                c = main.open();
+                String sql = dialect == Dialect.POSTGRESQL
+                        ? "SELECT pg_backend_pid(), EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory'"
+                          + " AND pid = ? AND granted AND objsubid = 1 AND classid::bigint = ? AND objid::bigint = ?"
+                          + " AND mode = ? AND database = (SELECT oid FROM pg_database"
+                          + " WHERE datname = current_database()))"
+                        : "SELECT CONNECTION_ID(), IS_USED_LOCK(?) <=> ?";
+                try (PreparedStatement ps = c.prepareStatement(sql)) {
+                    if (dialect == Dialect.POSTGRESQL) {
+                        long k = lease.mode() == LockMode.EXCLUSIVE ? pgKey(lease.name()) : pgRwKey(lease.name());
+                        ps.setLong(1, holderId);
+                        ps.setLong(2, k >>> 32);
+                        ps.setLong(3, k & 0xFFFFFFFFL);
+                        ps.setString(4, lease.mode() == LockMode.READ ? "ShareLock" : "ExclusiveLock");
+                    } else {
+                        ps.setString(1, myKey(lease.name()));
+                        ps.setLong(2, holderId);
+                    }
+                    try (ResultSet rs = ps.executeQuery()) {
+                        rs.next();
+                        checkServerId(main, rs.getLong(1));
+                        return rs.getBoolean(2) && holder.holds(l) && holder.serverId == holderId;
+                    }
+                }
+            } catch (SQLException e) {
+                boolean gone = c != null && fatal(c, e);
+                if (gone) {
+                    main.broken(e);
+                    if (holder == main) {
+                        return false; // the holding session is gone, and its locks with it
+                    }
+                    if (round == 0) {
+                        continue;
+                    }
+                }
+                throw new LockBackendException(description, "confirming '" + lease.name() + "' (token "
+                        + lease.token() + ") failed: " + e.getMessage() + " (SQL state " + e.getSQLState() + ")", e);
+            } catch (LockException e) {
+                // the main session moved (a pooler): it was discarded, and its leases are lost
+                if (holder == main) {
+                    return false;
+                }
+                throw new LockBackendException(description, "confirming '" + lease.name() + "' failed: "
+                        + e.getMessage(), e);
+            } finally {
+                main.lock.unlock();
+            }
+        }
+    }
+
+    /** The client's record of a grant, or null if it holds no such grant. */
+    private Local localOf(LeaseKey lease) {
+        if (lease.mode() != LockMode.EXCLUSIVE) {
+            RwState st = rwLocal.get(pgRwKey(lease.name()));
+            if (st == null) {
+                return null;
+            }
+            synchronized (st) {
+                return st.holders.get(lease);
+            }
+        }
+        Local l = local.get(serverKey(lease.name()));
+        return l != null && lease.equals(l.key) ? l : null;
+    }
+
     // ---- introspection ---------------------------------------------------------------------------
 
     @Override
@@ -881,15 +1265,25 @@ final class SessionLockBackend implements LockBackend {
                 : "SELECT name, CONCAT('connection ', IS_USED_LOCK(lock_key)) FROM " + table + "_names"
                   + " WHERE IS_USED_LOCK(lock_key) IS NOT NULL ORDER BY name";
         List<LockInfo> out = new ArrayList<>();
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(sql);
-             ResultSet rs = ps.executeQuery()) {
-            while (rs.next()) {
-                String name = dialect == Dialect.POSTGRESQL ? rs.getString(1)
-                        : new String(rs.getBytes(1), StandardCharsets.UTF_8);
-                out.add(new LockInfo(name, rs.getString(2), -1, null, null, true));
+        // on the main session: the client's two connections are all it needs, even for a listing
+        main.lock.lock();
+        Connection c = null;
+        try {
+            c = main.open();
+            try (PreparedStatement ps = c.prepareStatement(sql); ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    String name = dialect == Dialect.POSTGRESQL ? rs.getString(1)
+                            : new String(rs.getBytes(1), StandardCharsets.UTF_8);
+                    out.add(new LockInfo(name, rs.getString(2), -1, null, null, true));
+                }
             }
         } catch (SQLException e) {
+            if (c != null && fatal(c, e)) {
+                main.broken(e);
+            }
             throw new LockBackendException(description, "listing session locks failed: " + e.getMessage(), e);
+        } finally {
+            main.lock.unlock();
         }
         return out;
     }

@@ -12,7 +12,11 @@ public enum Strategy {
      * PostgreSQL advisory locks or MySQL/MariaDB {@code GET_LOCK}, held by two dedicated server sessions of
      * the client. Re-entrant per thread, not fair. Ends on release, client close, or the moment the session
      * ends (the server frees it: no lease time to wait out). Waits on the server. Needs a direct connection
-     * (or a pooler in session mode); not available on SQLite.
+     * (or a pooler in session mode: one in transaction mode is refused at build); not available on SQLite.
+     * Keeps two connections of the pool for the client's life and borrows no others (a HikariCP pool below
+     * two is refused at build). {@link dev.baton.Lease#checkValid()} asks the server whether the holding
+     * session still holds the lock; {@link dev.baton.Lease#isValid()} learns of a lost session at the next
+     * keepalive probe, every renewal interval.
      */
     SESSION
 }

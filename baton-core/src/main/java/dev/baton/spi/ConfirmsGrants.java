@@ -1,0 +1,19 @@
+package dev.baton.spi;
+
+/**
+ * Capability of a backend that can tell, in one round trip, whether the server still shows a grant as held.
+ * The core calls it from {@link dev.baton.Lease#checkValid()}, the call a user makes before a critical write,
+ * so that check is exact rather than bounded by the renewal interval. A backend without it leaves
+ * {@code checkValid()} to the local state (renewal and deadline), and its documentation must say so.
+ */
+public interface ConfirmsGrants {
+
+    /**
+     * Asks the server whether the grant (name, owner, token and mode) is still held, right now.
+     *
+     * @return true if the server shows the grant held by this client; false if it does not (expired, taken
+     *         over, its server session ended)
+     * @throws dev.baton.LockBackendException if the server cannot be reached, so nothing can be confirmed
+     */
+    boolean confirm(LeaseKey lease);
+}

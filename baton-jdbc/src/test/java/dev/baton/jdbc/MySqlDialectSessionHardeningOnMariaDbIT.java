@@ -1,0 +1,14 @@
+package dev.baton.jdbc;
+
+/** {@link SessionHardeningTests} with the MySQL dialect on MariaDB (counter-row tokens, GET_LOCK without NEXTVAL). */
+class MySqlDialectSessionHardeningOnMariaDbIT extends MariaDbSessionHardeningIT {
+    @Override
+    Dialect dialect() {
+        return Dialect.MYSQL;
+    }
+
+    @Override
+    Dialect forcedDialect() {
+        return Dialect.MYSQL;
+    }
+}
