@@ -32,6 +32,47 @@ final class ConnectionSupport {
     private ConnectionSupport() {
     }
 
+    /** Work on a borrowed connection. */
+    @FunctionalInterface
+    interface SqlCall<T> {
+        T call(Connection c) throws SQLException;
+    }
+
+    /**
+     * The one way Baton runs statements that must persist outside a transaction of its own: borrows a
+     * connection, runs {@code call} with auto-commit <b>on</b> whatever the pool's default (so every statement
+     * commits; a pool defaulting to {@code autoCommit=false} would otherwise roll the writes back when the
+     * connection returns), and puts the setting back before the connection goes back. A call may still open
+     * its own transaction ({@code setAutoCommit(false)} … {@code commit()}); it must restore auto-commit.
+     * On PostgreSQL ({@code dialect}, or null when not yet known) statements are one-shot (no named
+     * server-side prepared statements), so the call works through a pooler in transaction mode.
+     * The paths that hold one transaction across user work (row lock, optimistic) commit it themselves.
+     */
+    static <T> T autoCommitted(DataSource dataSource, Dialect dialect, SqlCall<T> call) throws SQLException {
+        try (Connection c = dataSource.getConnection()) {
+            return autoCommitted(c, dialect, call);
+        }
+    }
+
+    /** As {@link #autoCommitted(DataSource, Dialect, SqlCall)} on a connection the caller already has. */
+    static <T> T autoCommitted(Connection c, Dialect dialect, SqlCall<T> call) throws SQLException {
+        boolean autoCommit = c.getAutoCommit();
+        if (!autoCommit) {
+            c.setAutoCommit(true);
+        }
+        int threshold = dialect == Dialect.POSTGRESQL ? PgStatements.oneShot(c) : 0;
+        try {
+            return call.call(c);
+        } finally {
+            if (dialect == Dialect.POSTGRESQL) {
+                PgStatements.restore(c, threshold);
+            }
+            if (!autoCommit) {
+                c.setAutoCommit(false);
+            }
+        }
+    }
+
     /**
      * Whether a connection that threw this may be out of step with its server or dead: a socket or query
      * timeout, a connection-class SQL state (08xxx), or a cancelled statement (PostgreSQL 57014, MySQL 1317,

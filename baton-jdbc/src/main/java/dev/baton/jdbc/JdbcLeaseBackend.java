@@ -9,7 +9,8 @@ import dev.baton.spi.LockMode;
 import dev.baton.spi.ReleaseListener;
 
 import javax.sql.DataSource;
-import java.sql.Connection;
+import dev.baton.jdbc.ConnectionSupport.SqlCall;
+
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -62,15 +63,10 @@ final class JdbcLeaseBackend implements LockBackend {
         }
     }
 
-    private interface SqlCall<T> {
-        T call(Connection c) throws SQLException;
-    }
-
     /**
-     * Borrows a connection for one call in auto-commit mode, whatever the pool's default: a pool set to
-     * {@code autoCommit=false} would otherwise roll a grant back when the connection is returned. The
-     * setting is restored before the connection goes back. (Isolation is not asked for: on PostgreSQL that
-     * costs a round trip per call; the statements that care handle it themselves.)
+     * Borrows a connection for one call in auto-commit mode, whatever the pool's default, by
+     * {@link ConnectionSupport#autoCommitted}. (Isolation is not asked for: on PostgreSQL that costs a round
+     * trip per call; the statements that care handle it themselves.)
      */
     private <T> T run(String what, SqlCall<T> call) {
         return run(what, call, false);
@@ -93,18 +89,8 @@ final class JdbcLeaseBackend implements LockBackend {
     }
 
     private <T> T attempt(String what, SqlCall<T> call) {
-        try (Connection c = dataSource.getConnection()) {
-            boolean autoCommit = c.getAutoCommit();
-            if (!autoCommit) {
-                c.setAutoCommit(true);
-            }
-            try {
-                return call.call(c);
-            } finally {
-                if (!autoCommit) {
-                    c.setAutoCommit(false);
-                }
-            }
+        try {
+            return ConnectionSupport.autoCommitted(dataSource, table.dialect(), call);
         } catch (SQLException e) {
             throw new LockBackendException(description, what + " failed: " + e.getMessage()
                     + " (SQL state " + e.getSQLState() + ")", e);

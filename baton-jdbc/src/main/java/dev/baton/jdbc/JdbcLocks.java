@@ -162,22 +162,12 @@ public final class JdbcLocks {
                     throw new LockException("the session strategy needs PostgreSQL, MariaDB or MySQL; SQLite has no"
                             + " session locks (use Strategy.LEASE)");
                 }
-                if (createTable) {
-                    table.createIfMissing(c);
-                    if (strategy == Strategy.SESSION) {
-                        try (Statement st = c.createStatement()) {
-                            for (String sql : LeaseTable.ddl(chosen.sessionSchemaResource(), tableName)) {
-                                st.execute(sql);
-                            }
-                        }
-                    }
-                } else {
-                    checkTables(c, table);
-                    if (strategy == Strategy.SESSION) {
-                        checkObject(c, table, tableName + "_names", "SELECT 1 FROM " + tableName + "_names WHERE 1 = 0",
-                                chosen.sessionSchemaResource());
-                    }
-                }
+                LeaseTable t = table;
+                // the DDL commits whatever the pool's auto-commit default
+                ConnectionSupport.autoCommitted(c, chosen, x -> {
+                    prepareTables(x, t);
+                    return null;
+                });
             } catch (SQLException e) {
                 throw new LockBackendException("jdbc-lease", "cannot connect to build the lock client: "
                         + e.getMessage() + " (SQL state " + e.getSQLState() + ")", e);
@@ -190,6 +180,26 @@ public final class JdbcLocks {
             return new Client(core, leaseBackend, table, strategy, createTable);
         }
 
+        private void prepareTables(Connection c, LeaseTable table) throws SQLException {
+            Dialect chosen = table.dialect();
+            if (createTable) {
+                table.createIfMissing(c);
+                if (strategy == Strategy.SESSION) {
+                    try (Statement st = c.createStatement()) {
+                        for (String sql : LeaseTable.ddl(chosen.sessionSchemaResource(), tableName)) {
+                            st.execute(sql);
+                        }
+                    }
+                }
+            } else {
+                checkTables(c, table);
+                if (strategy == Strategy.SESSION) {
+                    checkObject(c, table, tableName + "_names", "SELECT 1 FROM " + tableName + "_names WHERE 1 = 0",
+                            chosen.sessionSchemaResource());
+                }
+            }
+        }
+
         private static void checkTables(Connection c, LeaseTable table) throws SQLException {
             for (String object : table.requiredObjects()) {
                 checkObject(c, table, object, table.probe(object), table.dialect().schemaResource());
@@ -198,17 +208,12 @@ public final class JdbcLocks {
 
         private static void checkObject(Connection c, LeaseTable table, String object, String probe, String ddl)
                 throws SQLException {
-            boolean ac = c.getAutoCommit();
             try (Statement st = c.createStatement()) {
                 st.execute(probe);
             } catch (SQLException e) {
                 throw new LockException("the " + table.dialect().id() + " lock tables are not ready: '" + object
                         + "' is missing or unreadable (" + e.getMessage() + "). Apply the DDL in " + ddl
                         + " (shipped in baton-jdbc), or call createTableIfMissing() on the builder", e);
-            } finally {
-                if (!ac) {
-                    c.rollback();
-                }
             }
         }
     }
