@@ -28,13 +28,19 @@ import java.util.Set;
  */
 final class JdbcLeaseBackend implements LockBackend {
     private final DataSource dataSource;
+    private final DataSource notifications;
     private final LeaseTable table;
     private final ReadWriteTable rwTable;
     private final String description;
     private PgReleaseListener pgListener;
 
-    JdbcLeaseBackend(DataSource dataSource, LeaseTable table) {
+    /**
+     * @param notifications where the PostgreSQL release listener {@code LISTEN}s (the main data source, or a
+     *                      direct one the user gave), or null for none: waiters in other clients then poll
+     */
+    JdbcLeaseBackend(DataSource dataSource, LeaseTable table, DataSource notifications) {
         this.dataSource = dataSource;
+        this.notifications = table instanceof PostgresLeaseTable ? notifications : null;
         this.table = table;
         this.rwTable = new ReadWriteTable(table.dialect(), table.table);
         this.description = "jdbc-lease/" + table.dialect().id() + " (table " + table.table + ")";
@@ -52,13 +58,13 @@ final class JdbcLeaseBackend implements LockBackend {
 
     @Override
     public boolean notifiesReleases() {
-        return table instanceof PostgresLeaseTable;
+        return notifications != null;
     }
 
     @Override
     public void start(ReleaseListener listener) {
-        if (table instanceof PostgresLeaseTable pg) {
-            pgListener = new PgReleaseListener(dataSource, pg.channel(), listener, description);
+        if (notifications != null && table instanceof PostgresLeaseTable pg) {
+            pgListener = new PgReleaseListener(notifications, pg.channel(), listener, description);
             pgListener.start();
         }
     }

@@ -7,8 +7,12 @@ import dev.baton.LockClient;
 import dev.baton.LockException;
 import dev.baton.LockInfo;
 import dev.baton.spi.AbstractClientBuilder;
+import dev.baton.spi.ClientSettings;
 import dev.baton.spi.LockBackend;
 import dev.baton.spi.LockClients;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import javax.sql.DataSource;
 import java.sql.Connection;
@@ -40,6 +44,7 @@ import java.util.regex.Pattern;
 public final class JdbcLocks {
     /** The default table name. */
     public static final String DEFAULT_TABLE = "baton_locks";
+    private static final Logger LOG = LoggerFactory.getLogger(JdbcLocks.class);
     private static final Pattern TABLE_NAME = Pattern.compile("[a-z_][a-z0-9_]*");
     private static final int MAX_TABLE_NAME = 48;
 
@@ -80,6 +85,7 @@ public final class JdbcLocks {
         private Duration keepaliveIdle = Duration.ofSeconds(30);
         private Duration keepaliveInterval = Duration.ofSeconds(10);
         private int keepaliveCount = 3;
+        private DataSource notificationDataSource;
 
         private Builder(DataSource dataSource) {
             this.dataSource = dataSource;
@@ -129,6 +135,25 @@ public final class JdbcLocks {
             return this;
         }
 
+        /**
+         * PostgreSQL, lease strategy: the data source of the one connection per client that {@code LISTEN}s for
+         * releases, so waiters in other clients are woken by {@code NOTIFY}. Give it a direct connection when the
+         * main data source passes through a pooler in transaction mode (PgBouncer {@code pool_mode=transaction}):
+         * {@code LISTEN} cannot work through one, so without it such a client does not listen and its waiters
+         * poll ({@code minPollInterval}..{@code maxPollInterval}). Default: the main data source, unless
+         * {@link #build()} detects such a pooler there. The connection is held for the client's life and
+         * discarded (never returned to a pool) when it closes.
+         *
+         * @throws IllegalArgumentException if {@code notifications} is null
+         */
+        public Builder notificationDataSource(DataSource notifications) {
+            if (notifications == null) {
+                throw new IllegalArgumentException("notificationDataSource must not be null");
+            }
+            this.notificationDataSource = notifications;
+            return this;
+        }
+
         /** Creates the table (and its sequence or counter) at {@link #build()} if missing, from the shipped DDL. */
         public Builder createTableIfMissing() {
             this.createTable = true;
@@ -138,8 +163,10 @@ public final class JdbcLocks {
         /**
          * Connects, detects the dialect, checks (or creates) the table and starts the client.
          *
-         * @throws LockException        if the database is not supported, the dialect conflicts with it, or the
-         *                              table is missing and {@link #createTableIfMissing()} was not asked
+         * @throws LockException        if the database is not supported, the dialect conflicts with it, the
+         *                              table is missing and {@link #createTableIfMissing()} was not asked, or a
+         *                              {@link #notificationDataSource} was given for another dialect or strategy,
+         *                              or passes through a pooler in transaction mode
          * @throws LockBackendException if the database cannot be reached
          */
         @Override
@@ -172,12 +199,53 @@ public final class JdbcLocks {
                 throw new LockBackendException("jdbc-lease", "cannot connect to build the lock client: "
                         + e.getMessage() + " (SQL state " + e.getSQLState() + ")", e);
             }
-            JdbcLeaseBackend leaseBackend = new JdbcLeaseBackend(dataSource, table);
+            JdbcLeaseBackend leaseBackend = new JdbcLeaseBackend(dataSource, table, listenOn(table.dialect(), settings));
             LockBackend backend = strategy == Strategy.LEASE ? leaseBackend
                     : new SessionLockBackend(dataSource, table.dialect(), tableName, new SessionLockBackend.SessionOptions(
                             keepaliveIdle, keepaliveInterval, keepaliveCount, settings.renewInterval()));
             LockClient core = LockClients.create(backend, settings);
             return new Client(core, leaseBackend, table, strategy, createTable);
+        }
+
+        /**
+         * Where the PostgreSQL lease strategy {@code LISTEN}s for releases: the notification data source if one
+         * was given (refused if it passes through a pooler in transaction mode), else the main one unless it
+         * passes through such a pooler — there {@code LISTEN} would stick to whichever server session the
+         * pooler lent, and deliver the releases to other applications' connections — in which case none, and
+         * waiters in other clients poll.
+         */
+        private DataSource listenOn(Dialect chosen, ClientSettings settings) {
+            if (notificationDataSource != null && (chosen != Dialect.POSTGRESQL || strategy != Strategy.LEASE)) {
+                throw new LockException("notificationDataSource is used only by the lease strategy on PostgreSQL"
+                        + " (LISTEN/NOTIFY); this client is the " + strategy.name().toLowerCase() + " strategy on "
+                        + chosen.id());
+            }
+            if (chosen != Dialect.POSTGRESQL || strategy != Strategy.LEASE) {
+                return null;
+            }
+            DataSource candidate = notificationDataSource != null ? notificationDataSource : dataSource;
+            boolean pooled;
+            try {
+                pooled = ConnectionSupport.transactionPooled(candidate);
+            } catch (SQLException e) {
+                throw new LockBackendException("jdbc-lease/postgresql", "cannot check whether the "
+                        + (candidate == dataSource ? "" : "notification ") + "data source passes through a pooler: "
+                        + e.getMessage() + " (SQL state " + e.getSQLState() + ")", e);
+            }
+            if (!pooled) {
+                return candidate;
+            }
+            if (candidate == notificationDataSource) {
+                throw new LockException("notificationDataSource passes through a pooler in transaction mode (its"
+                        + " connections change server session between transactions): LISTEN there would receive"
+                        + " nothing, and other applications' connections would get the notifications. Give it a"
+                        + " DataSource that connects to PostgreSQL directly");
+            }
+            LOG.info("table {}: the data source passes through a pooler in transaction mode; no LISTEN through it"
+                    + " (waiters in other clients poll every {}..{}); give the builder notificationDataSource(...)"
+                    + " with a direct connection to be woken by NOTIFY", tableName, settings.minPollInterval(),
+                    settings.maxPollInterval());
+            return null;
         }
 
         private void prepareTables(Connection c, LeaseTable table) throws SQLException {
