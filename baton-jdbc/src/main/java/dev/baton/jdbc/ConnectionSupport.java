@@ -117,50 +117,6 @@ final class ConnectionSupport {
         return state.startsWith("08") || state.startsWith("57P") || state.equals("70100") || e.getErrorCode() == 1927;
     }
 
-    /**
-     * Whether connections of this PostgreSQL data source pass through a pooler in transaction (or statement)
-     * mode, such as PgBouncer with {@code pool_mode=transaction}, which hands a client connection a different
-     * server session per transaction. Two open connections of a direct data source never share a server
-     * session, and one connection's session never changes; through such a pooler, a transaction opened on a
-     * second connection takes a server session (a LIFO pooler: the one the first connection just used) and the
-     * first connection's next statement gets another. Up to three rounds, two pooled connections at once.
-     */
-    static boolean transactionPooled(DataSource dataSource) throws SQLException {
-        try (Connection a = dataSource.getConnection(); Connection b = dataSource.getConnection()) {
-            boolean aAuto = a.getAutoCommit();
-            boolean bAuto = b.getAutoCommit();
-            int aThreshold = PgStatements.oneShot(a);
-            int bThreshold = PgStatements.oneShot(b);
-            a.setAutoCommit(true);
-            b.setAutoCommit(false);
-            try {
-                for (int round = 0; round < 3; round++) {
-                    long first = backendPid(a);
-                    long pinned = backendPid(b); // b's open transaction holds a server session
-                    long again = backendPid(a);
-                    b.rollback();
-                    if (pinned == first || again != first) {
-                        return true;
-                    }
-                }
-                return false;
-            } finally {
-                b.rollback();
-                a.setAutoCommit(aAuto);
-                b.setAutoCommit(bAuto);
-                PgStatements.restore(a, aThreshold);
-                PgStatements.restore(b, bThreshold);
-            }
-        }
-    }
-
-    private static long backendPid(Connection c) throws SQLException {
-        try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery("SELECT pg_backend_pid()")) {
-            rs.next();
-            return rs.getLong(1);
-        }
-    }
-
     /** Whether the error is a serialization failure or deadlock: the transaction lost a race, retry it. */
     static boolean isSerializationFailure(Dialect dialect, SQLException e) {
         String state = e.getSQLState();

@@ -2,6 +2,7 @@ package dev.baton.jdbc;
 
 import dev.baton.LockBackendException;
 import dev.baton.LockInfo;
+import dev.baton.jdbc.ConnectionSupport.SqlCall;
 import dev.baton.spi.AcquireResult;
 import dev.baton.spi.LeaseKey;
 import dev.baton.spi.LockBackend;
@@ -9,8 +10,6 @@ import dev.baton.spi.LockMode;
 import dev.baton.spi.ReleaseListener;
 
 import javax.sql.DataSource;
-import dev.baton.jdbc.ConnectionSupport.SqlCall;
-
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -138,11 +138,11 @@ public final class JdbcLocks {
         /**
          * PostgreSQL, lease strategy: the data source of the one connection per client that {@code LISTEN}s for
          * releases, so waiters in other clients are woken by {@code NOTIFY}. Give it a direct connection when the
-         * main data source passes through a pooler in transaction mode (PgBouncer {@code pool_mode=transaction}):
-         * {@code LISTEN} cannot work through one, so without it such a client does not listen and its waiters
-         * poll ({@code minPollInterval}..{@code maxPollInterval}). Default: the main data source, unless
-         * {@link #build()} detects such a pooler there. The connection is held for the client's life and
-         * discarded (never returned to a pool) when it closes.
+         * main data source passes through a pooler (PgBouncer): {@code LISTEN} does not work through one in
+         * transaction mode, so without it such a client does not listen and its waiters poll
+         * ({@code minPollInterval}..{@code maxPollInterval}). Default: the main data source, unless
+         * {@link #build()} detects a pooler there (by the server session's process id, on one connection). The
+         * connection is held for the client's life and discarded (never returned to a pool) when it closes.
          *
          * @throws IllegalArgumentException if {@code notifications} is null
          */
@@ -166,7 +166,7 @@ public final class JdbcLocks {
          * @throws LockException        if the database is not supported, the dialect conflicts with it, the
          *                              table is missing and {@link #createTableIfMissing()} was not asked, or a
          *                              {@link #notificationDataSource} was given for another dialect or strategy,
-         *                              or passes through a pooler in transaction mode
+         *                              or passes through a pooler
          * @throws LockBackendException if the database cannot be reached
          */
         @Override
@@ -209,10 +209,10 @@ public final class JdbcLocks {
 
         /**
          * Where the PostgreSQL lease strategy {@code LISTEN}s for releases: the notification data source if one
-         * was given (refused if it passes through a pooler in transaction mode), else the main one unless it
-         * passes through such a pooler — there {@code LISTEN} would stick to whichever server session the
-         * pooler lent, and deliver the releases to other applications' connections — in which case none, and
-         * waiters in other clients poll.
+         * was given (refused if it passes through a pooler), else the main one unless it passes through a
+         * pooler — there {@code LISTEN} would stay on whichever server session the pooler lent, and deliver
+         * the releases to other applications' connections — in which case none, and waiters in other clients
+         * poll.
          */
         private DataSource listenOn(Dialect chosen, ClientSettings settings) {
             if (notificationDataSource != null && (chosen != Dialect.POSTGRESQL || strategy != Strategy.LEASE)) {
@@ -226,7 +226,7 @@ public final class JdbcLocks {
             DataSource candidate = notificationDataSource != null ? notificationDataSource : dataSource;
             boolean pooled;
             try {
-                pooled = ConnectionSupport.transactionPooled(candidate);
+                pooled = PgReleaseListener.throughPooler(candidate);
             } catch (SQLException e) {
                 throw new LockBackendException("jdbc-lease/postgresql", "cannot check whether the "
                         + (candidate == dataSource ? "" : "notification ") + "data source passes through a pooler: "
@@ -236,14 +236,14 @@ public final class JdbcLocks {
                 return candidate;
             }
             if (candidate == notificationDataSource) {
-                throw new LockException("notificationDataSource passes through a pooler in transaction mode (its"
-                        + " connections change server session between transactions): LISTEN there would receive"
-                        + " nothing, and other applications' connections would get the notifications. Give it a"
-                        + " DataSource that connects to PostgreSQL directly");
+                throw new LockException("notificationDataSource passes through a pooler (its server session is not"
+                        + " the one the login reported): a LISTEN there would stay on a pooled server session and"
+                        + " its notifications reach other applications' connections. Give it a DataSource that"
+                        + " connects to PostgreSQL directly");
             }
-            LOG.info("table {}: the data source passes through a pooler in transaction mode; no LISTEN through it"
-                    + " (waiters in other clients poll every {}..{}); give the builder notificationDataSource(...)"
-                    + " with a direct connection to be woken by NOTIFY", tableName, settings.minPollInterval(),
+            LOG.info("table {}: the data source passes through a pooler; no LISTEN through it (waiters in other"
+                    + " clients poll every {}..{}); give the builder notificationDataSource(...) with a direct"
+                    + " connection to be woken by NOTIFY", tableName, settings.minPollInterval(),
                     settings.maxPollInterval());
             return null;
         }
