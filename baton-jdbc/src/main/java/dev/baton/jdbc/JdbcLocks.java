@@ -30,8 +30,10 @@ import java.util.regex.Pattern;
  * stops renewing and the lease time passes by the <em>database</em> clock, or when the client is closed.
  * The fencing token is drawn from a database-wide sequence (PostgreSQL, MariaDB) or counter row (MySQL,
  * SQLite) at grant time, under the row lock, so it strictly increases per lock across holders, clients,
- * restarts and purges. On PostgreSQL, waiters in other processes are woken by {@code LISTEN/NOTIFY}; on
- * the others, at the holder's expiry or by a bounded backoff poll.
+ * restarts and purges. On PostgreSQL, waiters in other processes are woken by {@code LISTEN/NOTIFY} (never
+ * through a pooler: see {@link Builder#notificationDataSource}); on the others, and always as a fallback, at
+ * the holder's expiry or by a bounded backoff poll. Every write commits whatever the pool's auto-commit
+ * default.
  *
  * <pre>{@code
  * try (JdbcLockClient locks = JdbcLocks.builder(dataSource).createTableIfMissing().build()) {

@@ -211,6 +211,21 @@ class PgBouncerIT {
     }
 
     @Test
+    void aNotificationDataSourceIsRefusedWhereNothingListens() {
+        assertThatThrownBy(() -> JdbcLocks.builder(TxDatabase.sqlite().raw("")).tableName("baton_bouncer_notify")
+                .createTableIfMissing()
+                .notificationDataSource(direct()).build())
+                .isInstanceOf(LockException.class)
+                .hasMessage("notificationDataSource is used only by the lease strategy on PostgreSQL (LISTEN/NOTIFY);"
+                        + " this client is the lease strategy on sqlite");
+        assertThatThrownBy(() -> JdbcLocks.builder(direct()).tableName("baton_bouncer_notify").createTableIfMissing()
+                .strategy(Strategy.SESSION).notificationDataSource(direct()).build())
+                .isInstanceOf(LockException.class)
+                .hasMessage("notificationDataSource is used only by the lease strategy on PostgreSQL (LISTEN/NOTIFY);"
+                        + " this client is the session strategy on postgresql");
+    }
+
+    @Test
     void aNotificationDataSourceThroughThePoolerIsRefused() {
         assertThatThrownBy(() -> JdbcLocks.builder(direct()).tableName("baton_bouncer_notify").createTableIfMissing()
                 .notificationDataSource(bouncer("")).build())
