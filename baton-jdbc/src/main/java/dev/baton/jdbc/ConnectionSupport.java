@@ -10,8 +10,13 @@ import java.lang.reflect.Method;
 import java.lang.reflect.Proxy;
 import java.net.SocketException;
 import java.net.SocketTimeoutException;
+import java.sql.CallableStatement;
 import java.sql.Connection;
+import java.sql.DatabaseMetaData;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.sql.SQLNonTransientConnectionException;
 import java.sql.SQLRecoverableException;
 import java.sql.SQLTimeoutException;
@@ -30,6 +35,47 @@ final class ConnectionSupport {
             "setTransactionIsolation", "setReadOnly", "setNetworkTimeout");
 
     private ConnectionSupport() {
+    }
+
+    /** Work on a borrowed connection. */
+    @FunctionalInterface
+    interface SqlCall<T> {
+        T call(Connection c) throws SQLException;
+    }
+
+    /**
+     * The one way Baton runs statements that must persist outside a transaction of its own: borrows a
+     * connection, runs {@code call} with auto-commit <b>on</b> whatever the pool's default (so every statement
+     * commits; a pool defaulting to {@code autoCommit=false} would otherwise roll the writes back when the
+     * connection returns), and puts the setting back before the connection goes back. A call may still open
+     * its own transaction ({@code setAutoCommit(false)} … {@code commit()}); it must restore auto-commit.
+     * On PostgreSQL ({@code dialect}, or null when not yet known) statements are one-shot (no named
+     * server-side prepared statements), so the call works through a pooler in transaction mode.
+     * The paths that hold one transaction across user work (row lock, optimistic) commit it themselves.
+     */
+    static <T> T autoCommitted(DataSource dataSource, Dialect dialect, SqlCall<T> call) throws SQLException {
+        try (Connection c = dataSource.getConnection()) {
+            return autoCommitted(c, dialect, call);
+        }
+    }
+
+    /** As {@link #autoCommitted(DataSource, Dialect, SqlCall)} on a connection the caller already has. */
+    static <T> T autoCommitted(Connection c, Dialect dialect, SqlCall<T> call) throws SQLException {
+        boolean autoCommit = c.getAutoCommit();
+        if (!autoCommit) {
+            c.setAutoCommit(true);
+        }
+        int threshold = dialect == Dialect.POSTGRESQL ? PgStatements.oneShot(c) : 0;
+        try {
+            return call.call(c);
+        } finally {
+            if (dialect == Dialect.POSTGRESQL) {
+                PgStatements.restore(c, threshold);
+            }
+            if (!autoCommit) {
+                c.setAutoCommit(false);
+            }
+        }
     }
 
     /**
@@ -125,8 +171,18 @@ final class ConnectionSupport {
      * auto-commit, isolation, close, abort), reports auto-commit off (SQLite's transaction is begun by SQL,
      * behind the driver's back), and refuses every call once {@link #end()} was called, so work cannot keep
      * using a connection after it went back to the pool. Savepoints and {@code rollback(Savepoint)} pass.
+     *
+     * <p>The real connection never escapes: statements, prepared and callable statements, result sets and the
+     * database metadata it hands out are views too, whose {@code getConnection()} (and a result set's
+     * {@code getStatement()}) return views; {@code unwrap} returns the view itself for the interfaces it
+     * implements ({@code Connection}, {@code Statement}, …) and refuses any other (a driver class such as
+     * {@code PGConnection} is the real connection, which could commit and end the lock while the lease still
+     * reads valid). An SQL {@code COMMIT} or {@code ROLLBACK} statement executed by the work cannot be told
+     * apart from other SQL: it ends the transaction, and the lock, early; the README says so.
      */
     static final class Guarded implements InvocationHandler {
+        private static final Set<Class<?>> WRAPPED = Set.of(Statement.class, PreparedStatement.class,
+                CallableStatement.class, ResultSet.class, DatabaseMetaData.class);
         private final Connection target;
         private final String owner;
         private final Connection proxy;
@@ -147,6 +203,17 @@ final class ConnectionSupport {
             ended = true;
         }
 
+        private SQLException endedError() {
+            return new SQLException("the transaction of " + owner + " has ended; this connection is no longer"
+                    + " usable by the work", "08003");
+        }
+
+        private SQLException unwrapRefused(Class<?> iface, String of) {
+            return new SQLException("unwrap(" + (iface == null ? null : iface.getName()) + ") is not allowed on the "
+                    + of + " of " + owner + ": the driver's own object reaches the real connection, whose commit or"
+                    + " rollback would end the lock while its lease still reads valid");
+        }
+
         @Override
         public Object invoke(Object p, Method method, Object[] args) throws Throwable {
             String name = method.getName();
@@ -161,20 +228,103 @@ final class ConnectionSupport {
                 return ended || target.isClosed();
             }
             if (ended) {
-                throw new SQLException("the transaction of " + owner + " has ended; this connection is no longer"
-                        + " usable by the work", "08003");
+                throw endedError();
             }
             if (REFUSED.contains(name) || (name.equals("rollback") && (args == null || args.length == 0))) {
                 throw new SQLException(name + "() is not allowed on the connection of " + owner + ": the"
                         + " transaction ends when the work returns (commit) or throws (rollback)");
             }
-            if (name.equals("getAutoCommit")) {
-                return false;
+            switch (name) {
+                case "getAutoCommit" -> {
+                    return false;
+                }
+                case "unwrap" -> {
+                    Class<?> iface = (Class<?>) args[0];
+                    if (iface != null && iface.isInstance(p)) {
+                        return p;
+                    }
+                    throw unwrapRefused(iface, "connection");
+                }
+                case "isWrapperFor" -> {
+                    return args[0] != null && ((Class<?>) args[0]).isInstance(p);
+                }
+                default -> {
+                }
             }
+            return wrap(call(target, method, args), method.getReturnType(), p);
+        }
+
+        private static Object call(Object target, Method method, Object[] args) throws Throwable {
             try {
                 return method.invoke(target, args);
             } catch (InvocationTargetException e) {
                 throw e.getCause();
+            }
+        }
+
+        /** A view of a statement, result set or metadata object that {@code parent} (a view) handed out. */
+        private Object wrap(Object result, Class<?> type, Object parent) {
+            if (result == null || !WRAPPED.contains(type)) {
+                return result;
+            }
+            return Proxy.newProxyInstance(Connection.class.getClassLoader(), new Class<?>[] {type},
+                    new Child(result, type, parent));
+        }
+
+        /** The handler of a statement, result set or metadata view. */
+        private final class Child implements InvocationHandler {
+            private final Object target;
+            private final Class<?> type;
+            private final Object parent;
+
+            Child(Object target, Class<?> type, Object parent) {
+                this.target = target;
+                this.type = type;
+                this.parent = parent;
+            }
+
+            @Override
+            public Object invoke(Object p, Method method, Object[] args) throws Throwable {
+                String name = method.getName();
+                if (method.getDeclaringClass() == Object.class) {
+                    return switch (name) {
+                        case "equals" -> p == args[0];
+                        case "hashCode" -> System.identityHashCode(p);
+                        default -> type.getSimpleName() + "[" + owner + "]";
+                    };
+                }
+                switch (name) {
+                    case "getConnection" -> {
+                        return proxy;
+                    }
+                    case "getStatement" -> {
+                        Object real = call(target, method, args);
+                        if (parent instanceof Statement && Proxy.getInvocationHandler(parent) instanceof Child c
+                                && c.target == real) {
+                            return parent;
+                        }
+                        return wrap(real, Statement.class, p);
+                    }
+                    case "unwrap" -> {
+                        Class<?> iface = (Class<?>) args[0];
+                        if (iface != null && iface.isInstance(p)) {
+                            return p;
+                        }
+                        throw unwrapRefused(iface, type.getSimpleName());
+                    }
+                    case "isWrapperFor" -> {
+                        return args[0] != null && ((Class<?>) args[0]).isInstance(p);
+                    }
+                    case "close", "isClosed" -> {
+                        return call(target, method, args);
+                    }
+                    default -> {
+                    }
+                }
+                if (ended) {
+                    throw endedError();
+                }
+                return wrap(call(target, method, args), method.getReturnType(), p);
             }
         }
     }

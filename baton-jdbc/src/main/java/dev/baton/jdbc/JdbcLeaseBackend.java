@@ -2,6 +2,7 @@ package dev.baton.jdbc;
 
 import dev.baton.LockBackendException;
 import dev.baton.LockInfo;
+import dev.baton.jdbc.ConnectionSupport.SqlCall;
 import dev.baton.spi.AcquireResult;
 import dev.baton.spi.ConfirmsGrants;
 import dev.baton.spi.LeaseKey;
@@ -10,7 +11,6 @@ import dev.baton.spi.LockMode;
 import dev.baton.spi.ReleaseListener;
 
 import javax.sql.DataSource;
-import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -30,13 +30,19 @@ import java.util.Set;
  */
 final class JdbcLeaseBackend implements LockBackend, ConfirmsGrants {
     private final DataSource dataSource;
+    private final DataSource notifications;
     private final LeaseTable table;
     private final ReadWriteTable rwTable;
     private final String description;
     private PgReleaseListener pgListener;
 
-    JdbcLeaseBackend(DataSource dataSource, LeaseTable table) {
+    /**
+     * @param notifications where the PostgreSQL release listener {@code LISTEN}s (the main data source, or a
+     *                      direct one the user gave), or null for none: waiters in other clients then poll
+     */
+    JdbcLeaseBackend(DataSource dataSource, LeaseTable table, DataSource notifications) {
         this.dataSource = dataSource;
+        this.notifications = table instanceof PostgresLeaseTable ? notifications : null;
         this.table = table;
         this.rwTable = new ReadWriteTable(table.dialect(), table.table);
         this.description = "jdbc-lease/" + table.dialect().id() + " (table " + table.table + ")";
@@ -54,26 +60,21 @@ final class JdbcLeaseBackend implements LockBackend, ConfirmsGrants {
 
     @Override
     public boolean notifiesReleases() {
-        return table instanceof PostgresLeaseTable;
+        return notifications != null;
     }
 
     @Override
     public void start(ReleaseListener listener) {
-        if (table instanceof PostgresLeaseTable pg) {
-            pgListener = new PgReleaseListener(dataSource, pg.channel(), listener, description);
+        if (notifications != null && table instanceof PostgresLeaseTable pg) {
+            pgListener = new PgReleaseListener(notifications, pg.channel(), listener, description);
             pgListener.start();
         }
     }
 
-    private interface SqlCall<T> {
-        T call(Connection c) throws SQLException;
-    }
-
     /**
-     * Borrows a connection for one call in auto-commit mode, whatever the pool's default: a pool set to
-     * {@code autoCommit=false} would otherwise roll a grant back when the connection is returned. The
-     * setting is restored before the connection goes back. (Isolation is not asked for: on PostgreSQL that
-     * costs a round trip per call; the statements that care handle it themselves.)
+     * Borrows a connection for one call in auto-commit mode, whatever the pool's default, by
+     * {@link ConnectionSupport#autoCommitted}. (Isolation is not asked for: on PostgreSQL that costs a round
+     * trip per call; the statements that care handle it themselves.)
      */
     private <T> T run(String what, SqlCall<T> call) {
         return run(what, call, false);
@@ -96,18 +97,8 @@ final class JdbcLeaseBackend implements LockBackend, ConfirmsGrants {
     }
 
     private <T> T attempt(String what, SqlCall<T> call) {
-        try (Connection c = dataSource.getConnection()) {
-            boolean autoCommit = c.getAutoCommit();
-            if (!autoCommit) {
-                c.setAutoCommit(true);
-            }
-            try {
-                return call.call(c);
-            } finally {
-                if (!autoCommit) {
-                    c.setAutoCommit(false);
-                }
-            }
+        try {
+            return ConnectionSupport.autoCommitted(dataSource, table.dialect(), call);
         } catch (SQLException e) {
             throw new LockBackendException(description, what + " failed: " + e.getMessage()
                     + " (SQL state " + e.getSQLState() + ")", e);

@@ -8,8 +8,12 @@ import dev.baton.LockException;
 import dev.baton.LockInfo;
 import dev.baton.LockNames;
 import dev.baton.spi.AbstractClientBuilder;
+import dev.baton.spi.ClientSettings;
 import dev.baton.spi.LockBackend;
 import dev.baton.spi.LockClients;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import javax.sql.DataSource;
 import java.sql.Connection;
@@ -29,8 +33,10 @@ import java.util.regex.Pattern;
  * stops renewing and the lease time passes by the <em>database</em> clock, or when the client is closed.
  * The fencing token is drawn from a database-wide sequence (PostgreSQL, MariaDB) or counter row (MySQL,
  * SQLite) at grant time, under the row lock, so it strictly increases per lock across holders, clients,
- * restarts and purges. On PostgreSQL, waiters in other processes are woken by {@code LISTEN/NOTIFY}; on
- * the others, at the holder's expiry or by a bounded backoff poll.
+ * restarts and purges. On PostgreSQL, waiters in other processes are woken by {@code LISTEN/NOTIFY} (never
+ * through a pooler: see {@link Builder#notificationDataSource}); on the others, and always as a fallback, at
+ * the holder's expiry or by a bounded backoff poll. Every write commits whatever the pool's auto-commit
+ * default.
  *
  * <pre>{@code
  * try (JdbcLockClient locks = JdbcLocks.builder(dataSource).createTableIfMissing().build()) {
@@ -43,6 +49,7 @@ import java.util.regex.Pattern;
 public final class JdbcLocks {
     /** The default table name. */
     public static final String DEFAULT_TABLE = "baton_locks";
+    private static final Logger LOG = LoggerFactory.getLogger(JdbcLocks.class);
     private static final Pattern TABLE_NAME = Pattern.compile("[a-z_][a-z0-9_]*");
     private static final int MAX_TABLE_NAME = 48;
     /** The largest age {@link JdbcLockClient#purgeExpired} accepts: 3650 days (about 10 years). */
@@ -88,6 +95,7 @@ public final class JdbcLocks {
         /** Linux's largest {@code TCP_KEEPIDLE} and {@code TCP_KEEPINTVL}, which PostgreSQL applies to the socket. */
         private static final Duration MAX_KEEPALIVE = Duration.ofSeconds(32_767);
         private static final String KEEPALIVE_WHY = "Linux's largest TCP_KEEPIDLE and TCP_KEEPINTVL";
+        private DataSource notificationDataSource;
 
         private Builder(DataSource dataSource) {
             this.dataSource = dataSource;
@@ -140,6 +148,25 @@ public final class JdbcLocks {
             return this;
         }
 
+        /**
+         * PostgreSQL, lease strategy: the data source of the one connection per client that {@code LISTEN}s for
+         * releases, so waiters in other clients are woken by {@code NOTIFY}. Give it a direct connection when the
+         * main data source passes through a pooler (PgBouncer): {@code LISTEN} does not work through one in
+         * transaction mode, so without it such a client does not listen and its waiters poll
+         * ({@code minPollInterval}..{@code maxPollInterval}). Default: the main data source, unless
+         * {@link #build()} detects a pooler there (by the server session's process id, on one connection). The
+         * connection is held for the client's life and discarded (never returned to a pool) when it closes.
+         *
+         * @throws IllegalArgumentException if {@code notifications} is null
+         */
+        public Builder notificationDataSource(DataSource notifications) {
+            if (notifications == null) {
+                throw new IllegalArgumentException("notificationDataSource must not be null");
+            }
+            this.notificationDataSource = notifications;
+            return this;
+        }
+
         /** Creates the table (and its sequence or counter) at {@link #build()} if missing, from the shipped DDL. */
         public Builder createTableIfMissing() {
             this.createTable = true;
@@ -149,8 +176,10 @@ public final class JdbcLocks {
         /**
          * Connects, detects the dialect, checks (or creates) the table and starts the client.
          *
-         * @throws LockException        if the database is not supported, the dialect conflicts with it, or the
-         *                              table is missing and {@link #createTableIfMissing()} was not asked
+         * @throws LockException        if the database is not supported, the dialect conflicts with it, the
+         *                              table is missing and {@link #createTableIfMissing()} was not asked, or a
+         *                              {@link #notificationDataSource} was given for another dialect or strategy,
+         *                              or passes through a pooler
          * @throws LockBackendException if the database cannot be reached
          */
         @Override
@@ -176,25 +205,12 @@ public final class JdbcLocks {
                 if (strategy == Strategy.SESSION) {
                     checkPoolSize(dataSource);
                 }
-                if (createTable) {
-                    table.createIfMissing(c);
-                    if (strategy == Strategy.SESSION) {
-                        try (Statement st = c.createStatement()) {
-                            for (String sql : LeaseTable.ddl(chosen.sessionSchemaResource(), tableName)) {
-                                st.execute(sql);
-                            }
-                        }
-                    }
-                    if (!c.getAutoCommit()) {
-                        c.commit(); // a pool defaulting to autoCommit=false would roll the DDL back
-                    }
-                } else {
-                    checkTables(c, table);
-                    if (strategy == Strategy.SESSION) {
-                        checkObject(c, table, tableName + "_names", "SELECT 1 FROM " + tableName + "_names WHERE 1 = 0",
-                                chosen.sessionSchemaResource());
-                    }
-                }
+                LeaseTable t = table;
+                // the DDL commits whatever the pool's auto-commit default
+                ConnectionSupport.autoCommitted(c, chosen, x -> {
+                    prepareTables(x, t);
+                    return null;
+                });
             } catch (SQLException | LockException e) {
                 if (strategy == Strategy.SESSION && SessionLockBackend.poolerStatementClash(e)) {
                     // PostgreSQL statements named by this connection met another client's on one server
@@ -209,7 +225,7 @@ public final class JdbcLocks {
                 throw new LockBackendException("jdbc-lease", "cannot connect to build the lock client: "
                         + se.getMessage() + " (SQL state " + se.getSQLState() + ")", se);
             }
-            JdbcLeaseBackend leaseBackend = new JdbcLeaseBackend(dataSource, table);
+            JdbcLeaseBackend leaseBackend = new JdbcLeaseBackend(dataSource, table, listenOn(table.dialect(), settings));
             LockBackend backend = strategy == Strategy.LEASE ? leaseBackend
                     : new SessionLockBackend(dataSource, table.dialect(), tableName, new SessionLockBackend.SessionOptions(
                             keepaliveIdle, keepaliveInterval, keepaliveCount, settings.renewInterval()));
@@ -244,6 +260,67 @@ public final class JdbcLocks {
             }
         }
 
+        /**
+         * Where the PostgreSQL lease strategy {@code LISTEN}s for releases: the notification data source if one
+         * was given (refused if it passes through a pooler), else the main one unless it passes through a
+         * pooler — there {@code LISTEN} would stay on whichever server session the pooler lent, and deliver
+         * the releases to other applications' connections — in which case none, and waiters in other clients
+         * poll.
+         */
+        private DataSource listenOn(Dialect chosen, ClientSettings settings) {
+            if (notificationDataSource != null && (chosen != Dialect.POSTGRESQL || strategy != Strategy.LEASE)) {
+                throw new LockException("notificationDataSource is used only by the lease strategy on PostgreSQL"
+                        + " (LISTEN/NOTIFY); this client is the " + strategy.name().toLowerCase() + " strategy on "
+                        + chosen.id());
+            }
+            if (chosen != Dialect.POSTGRESQL || strategy != Strategy.LEASE) {
+                return null;
+            }
+            DataSource candidate = notificationDataSource != null ? notificationDataSource : dataSource;
+            boolean pooled;
+            try {
+                pooled = PgReleaseListener.throughPooler(candidate);
+            } catch (SQLException e) {
+                throw new LockBackendException("jdbc-lease/postgresql", "cannot check whether the "
+                        + (candidate == dataSource ? "" : "notification ") + "data source passes through a pooler: "
+                        + e.getMessage() + " (SQL state " + e.getSQLState() + ")", e);
+            }
+            if (!pooled) {
+                return candidate;
+            }
+            if (candidate == notificationDataSource) {
+                throw new LockException("notificationDataSource passes through a pooler (its server session is not"
+                        + " the one the login reported): a LISTEN there would stay on a pooled server session and"
+                        + " its notifications reach other applications' connections. Give it a DataSource that"
+                        + " connects to PostgreSQL directly");
+            }
+            LOG.info("table {}: the data source passes through a pooler; no LISTEN through it (waiters in other"
+                    + " clients poll every {}..{}); give the builder notificationDataSource(...) with a direct"
+                    + " connection to be woken by NOTIFY", tableName, settings.minPollInterval(),
+                    settings.maxPollInterval());
+            return null;
+        }
+
+        private void prepareTables(Connection c, LeaseTable table) throws SQLException {
+            Dialect chosen = table.dialect();
+            if (createTable) {
+                table.createIfMissing(c);
+                if (strategy == Strategy.SESSION) {
+                    try (Statement st = c.createStatement()) {
+                        for (String sql : LeaseTable.ddl(chosen.sessionSchemaResource(), tableName)) {
+                            st.execute(sql);
+                        }
+                    }
+                }
+            } else {
+                checkTables(c, table);
+                if (strategy == Strategy.SESSION) {
+                    checkObject(c, table, tableName + "_names", "SELECT 1 FROM " + tableName + "_names WHERE 1 = 0",
+                            chosen.sessionSchemaResource());
+                }
+            }
+        }
+
         private static void checkTables(Connection c, LeaseTable table) throws SQLException {
             for (String object : table.requiredObjects()) {
                 checkObject(c, table, object, table.probe(object), table.dialect().schemaResource());
@@ -252,17 +329,12 @@ public final class JdbcLocks {
 
         private static void checkObject(Connection c, LeaseTable table, String object, String probe, String ddl)
                 throws SQLException {
-            boolean ac = c.getAutoCommit();
             try (Statement st = c.createStatement()) {
                 st.execute(probe);
             } catch (SQLException e) {
                 throw new LockException("the " + table.dialect().id() + " lock tables are not ready: '" + object
                         + "' is missing or unreadable (" + e.getMessage() + "). Apply the DDL in " + ddl
                         + " (shipped in baton-jdbc), or call createTableIfMissing() on the builder", e);
-            } finally {
-                if (!ac) {
-                    c.rollback();
-                }
             }
         }
     }

@@ -63,7 +63,16 @@ final class MySqlFamilyLeaseTable extends LeaseTable {
 
     @Override
     AcquireResult tryAcquire(Connection c, String name, String owner, long leaseMillis) throws SQLException {
-        return mariadb ? acquireMariaDb(c, name, owner, leaseMillis) : acquireMySql(c, name, owner, leaseMillis);
+        try {
+            return mariadb ? acquireMariaDb(c, name, owner, leaseMillis) : acquireMySql(c, name, owner, leaseMillis);
+        } catch (SQLException e) {
+            if (ConnectionSupport.isSerializationFailure(dialect(), e)) {
+                // InnoDB: concurrent upserts of a missing row can deadlock on its gap; the victim was rolled
+                // back and the survivor's statement went on: a lost race, not an error (the caller retries)
+                return new AcquireResult.Busy(null, -1, null);
+            }
+            throw e;
+        }
     }
 
     private AcquireResult acquireMariaDb(Connection c, String name, String owner, long leaseMillis)

@@ -61,8 +61,8 @@ final class OptimisticStrategy {
         @Override
         public long version() {
             versions.ensure(description);
-            try (Connection c = dataSource.getConnection()) {
-                return read(c, name);
+            try {
+                return ConnectionSupport.autoCommitted(dataSource, dialect, c -> read(c, name));
             } catch (SQLException e) {
                 throw failure("reading the version of '" + name + "' failed", e);
             }
@@ -84,8 +84,11 @@ final class OptimisticStrategy {
                 throw failure("getting a connection for the optimistic update of '" + name + "' failed", e);
             }
             boolean autoCommit;
+            int prepareThreshold;
             try {
                 autoCommit = c.getAutoCommit();
+                // one-shot statements: a named prepared statement breaks behind a pooler in transaction mode
+                prepareThreshold = dialect == Dialect.POSTGRESQL ? PgStatements.oneShot(c) : 0;
             } catch (SQLException e) {
                 ConnectionSupport.discard(dataSource, c, "reading auto-commit failed");
                 throw failure("preparing a connection for '" + name + "' failed", e);
@@ -146,6 +149,9 @@ final class OptimisticStrategy {
                 } else {
                     try {
                         c.setAutoCommit(autoCommit);
+                        if (dialect == Dialect.POSTGRESQL) {
+                            PgStatements.restore(c, prepareThreshold);
+                        }
                         c.close();
                     } catch (SQLException e) {
                         ConnectionSupport.discard(dataSource, c, "restoring auto-commit failed: " + e.getMessage());

@@ -9,6 +9,7 @@ import org.slf4j.LoggerFactory;
 
 import javax.sql.DataSource;
 import java.sql.Connection;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.concurrent.CountDownLatch;
@@ -44,6 +45,23 @@ final class PgReleaseListener implements AutoCloseable {
         this.description = description;
         this.thread = new Thread(this::loop, "baton-pg-listener");
         this.thread.setDaemon(true);
+    }
+
+    /**
+     * Whether connections of this data source reach PostgreSQL through a pooler (PgBouncer, in any pool mode),
+     * where a {@code LISTEN} would stay on a pooled server session and its notifications reach whichever
+     * client the pooler lends that session next. One connection: the process id that the login's
+     * BackendKeyData gave the driver ({@link PGConnection#getBackendPID()}) is the server session's own
+     * ({@code pg_backend_pid()}) on a direct connection, or through a plain TCP proxy; a pooler answers the
+     * login itself with a key of its own.
+     */
+    static boolean throughPooler(DataSource dataSource) throws SQLException {
+        return ConnectionSupport.autoCommitted(dataSource, Dialect.POSTGRESQL, c -> {
+            try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery("SELECT pg_backend_pid()")) {
+                rs.next();
+                return rs.getInt(1) != c.unwrap(PGConnection.class).getBackendPID();
+            }
+        });
     }
 
     /** Starts listening; returns once the first {@code LISTEN} is in place, or throws if it cannot be. */

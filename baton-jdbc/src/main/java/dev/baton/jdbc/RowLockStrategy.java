@@ -466,6 +466,7 @@ final class RowLockStrategy {
         private final Connection c;
         private final boolean autoCommit;
         private final int isolation;
+        private final int prepareThreshold;
         private boolean innoDbWaitSaved;
         private Integer busyTimeout;
 
@@ -473,6 +474,8 @@ final class RowLockStrategy {
             this.c = c;
             this.autoCommit = c.getAutoCommit();
             this.isolation = dialect == Dialect.POSTGRESQL ? c.getTransactionIsolation() : -1;
+            // one-shot statements: a named prepared statement breaks behind a pooler in transaction mode
+            this.prepareThreshold = dialect == Dialect.POSTGRESQL ? PgStatements.oneShot(c) : 0;
         }
 
         void setInnoDbLockWait(long seconds) throws SQLException {
@@ -522,6 +525,9 @@ final class RowLockStrategy {
             }
             if (isolation >= 0 && c.getTransactionIsolation() != isolation) {
                 c.setTransactionIsolation(isolation);
+            }
+            if (dialect == Dialect.POSTGRESQL) {
+                PgStatements.restore(c, prepareThreshold);
             }
         }
     }

@@ -25,7 +25,8 @@ import java.time.Duration;
  *     (all by the database clock), so the row stays taken at least {@code atLeastFor} after the grant. On
  *     PostgreSQL, when that frees it at once, lease-strategy waiters hear {@code NOTIFY} as for a release.</li>
  * </ol>
- * A runner that dies between 1 and 3 leaves the row to expire at {@code atMostFor}.
+ * A runner that dies between 1 and 3 leaves the row to expire at {@code atMostFor}. Steps 1 and 3 commit
+ * whatever the pool's auto-commit default ({@link ConnectionSupport#autoCommitted}).
  */
 final class ScheduledRuns {
     private static final Logger LOG = LoggerFactory.getLogger(ScheduledRuns.class);
@@ -67,9 +68,9 @@ final class ScheduledRuns {
         }
         String owner = clientId + "#" + Thread.currentThread().getId();
         AcquireResult result;
-        try (Connection c = dataSource.getConnection()) {
-            result = LeaseTable.refuseSessionMarker(leaseTable.tryAcquire(c, name, owner, atMostFor.toMillis()), name,
-                    leaseTable.table);
+        try {
+            result = LeaseTable.refuseSessionMarker(ConnectionSupport.autoCommitted(dataSource, leaseTable.dialect(),
+                    c -> leaseTable.tryAcquire(c, name, owner, atMostFor.toMillis())), name, leaseTable.table);
         } catch (SQLException e) {
             throw failure("taking '" + name + "' for at most " + atMostFor.toMillis() + " ms failed", e);
         }
@@ -101,7 +102,22 @@ final class ScheduledRuns {
     }
 
     private void finish(String name, String owner, long token, Duration atLeastFor) {
-        try (Connection c = dataSource.getConnection(); PreparedStatement ps = c.prepareStatement(finishSql)) {
+        try {
+            int kept = ConnectionSupport.autoCommitted(dataSource, leaseTable.dialect(),
+                    c -> keep(c, name, owner, token, atLeastFor));
+            if (kept == 0) {
+                LOG.warn("'{}' (token {}) ran longer than its atMostFor: another runner took it over before it ended",
+                        name, token);
+            }
+        } catch (SQLException e) {
+            throw failure("keeping '" + name + "' (token " + token + ") for at least " + atLeastFor.toMillis()
+                    + " ms failed", e);
+        }
+    }
+
+    /** Step 3; returns how many rows it kept (0: another runner took the name over meanwhile). */
+    private int keep(Connection c, String name, String owner, long token, Duration atLeastFor) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(finishSql)) {
             int i = 1;
             switch (leaseTable.dialect()) {
                 case POSTGRESQL -> ps.setDouble(i++, atLeastFor.toNanos() / 1e9);
@@ -111,23 +127,14 @@ final class ScheduledRuns {
             ps.setString(i++, name);
             ps.setString(i++, owner);
             ps.setLong(i++, token);
-            int kept;
             if (leaseTable instanceof PostgresLeaseTable pg) {
                 ps.setString(i, pg.channel());
                 try (ResultSet rs = ps.executeQuery()) {
                     rs.next();
-                    kept = rs.getInt(1);
+                    return rs.getInt(1);
                 }
-            } else {
-                kept = ps.executeUpdate();
             }
-            if (kept == 0) {
-                LOG.warn("'{}' (token {}) ran longer than its atMostFor: another runner took it over before it ended",
-                        name, token);
-            }
-        } catch (SQLException e) {
-            throw failure("keeping '" + name + "' (token " + token + ") for at least " + atLeastFor.toMillis()
-                    + " ms failed", e);
+            return ps.executeUpdate();
         }
     }
 

@@ -55,14 +55,18 @@ final class StrategyTable {
             if (ready) {
                 return;
             }
-            try (Connection c = dataSource.getConnection()) {
-                if (!exists(c)) {
-                    if (!create) {
-                        throw new LockException("table '" + name + "' is missing on " + backend + ": apply the DDL in "
-                                + resource + " (shipped in baton-jdbc), or call createTableIfMissing() on the builder");
+            try {
+                ConnectionSupport.autoCommitted(dataSource, dialect, c -> {
+                    if (!exists(c)) {
+                        if (!create) {
+                            throw new LockException("table '" + name + "' is missing on " + backend + ": apply the DDL"
+                                    + " in " + resource + " (shipped in baton-jdbc), or call createTableIfMissing() on"
+                                    + " the builder");
+                        }
+                        createTable(c);
                     }
-                    createTable(c);
-                }
+                    return null;
+                });
                 ready = true;
             } catch (SQLException e) {
                 throw new LockBackendException(backend, "checking or creating table '" + name + "' from " + resource
@@ -72,21 +76,16 @@ final class StrategyTable {
     }
 
     private boolean exists(Connection c) throws SQLException {
-        boolean ac = c.getAutoCommit();
         try (Statement st = c.createStatement()) {
             st.execute("SELECT 1 FROM " + name + " WHERE 1 = 0");
             return true;
         } catch (SQLException e) {
             return false;
-        } finally {
-            if (!ac) {
-                c.rollback();
-            }
         }
     }
 
+    /** Runs the DDL on a connection in auto-commit mode (PostgreSQL: in one transaction, committed here). */
     private void createTable(Connection c) throws SQLException {
-        boolean ac = c.getAutoCommit();
         c.setAutoCommit(dialect != Dialect.POSTGRESQL);
         try {
             if (dialect == Dialect.POSTGRESQL) {
@@ -111,7 +110,7 @@ final class StrategyTable {
             }
             throw e;
         } finally {
-            c.setAutoCommit(ac);
+            c.setAutoCommit(true);
         }
     }
 }

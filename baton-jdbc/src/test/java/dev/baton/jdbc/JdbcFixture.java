@@ -59,6 +59,10 @@ abstract class JdbcFixture implements LockFixture {
         return Strategy.LEASE;
     }
 
+    /** Adjusts each client's pool (e.g. {@code autoCommit=false}); by default nothing. */
+    void configure(HikariConfig pool) {
+    }
+
     /** How many of these server session ids are still alive; unsupported for an embedded database. */
     int countLive(Connection admin, List<Long> ids) throws SQLException {
         throw new UnsupportedOperationException(name() + " is embedded: it has no server sessions");
@@ -86,6 +90,7 @@ abstract class JdbcFixture implements LockFixture {
         hc.setMinimumIdle(0);
         hc.setConnectionTimeout(3000);
         hc.setValidationTimeout(1000);
+        configure(hc);
         HikariDataSource pool = new HikariDataSource(hc);
         try {
             JdbcLocks.Builder b = JdbcLocks.builder(pool).tableName(table()).leaseTime(config.leaseTime())

@@ -138,6 +138,63 @@ class ScheduledRunIT {
         }
     }
 
+    List<TxDatabase> autoCommitOff() {
+        return databases().stream().filter(db -> db.toString().endsWith("-autocommit-off")).toList();
+    }
+
+    /**
+     * Regression: on pools whose connections default to {@code autoCommit=false}, the take was rolled back when
+     * its connection went back to the pool, so every racing client took the name and ran the task. Here each
+     * run waits until every other client has given up, so the task can only finish if it ran exactly once.
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("autoCommitOff")
+    void runOnceRunsTheTaskExactlyOnceWhenClientsRaceOnPoolsWithAutoCommitOff(TxDatabase db) throws Exception {
+        int clients = 4;
+        List<JdbcLockClient> locks = new ArrayList<>();
+        for (int i = 0; i < clients; i++) {
+            locks.add(db.client(db.pool(2)));
+        }
+        String name = TxDatabase.unique("task-race");
+        AtomicInteger runs = new AtomicInteger();
+        CountDownLatch start = new CountDownLatch(1);
+        CountDownLatch gaveUp = new CountDownLatch(clients - 1);
+        ExecutorService pool = Executors.newFixedThreadPool(clients);
+        try {
+            List<Future<Boolean>> results = new ArrayList<>();
+            for (JdbcLockClient client : locks) {
+                results.add(pool.submit(() -> {
+                    TransactionRowLockIT.await(start);
+                    boolean ran = client.runOnce(name, Duration.ofSeconds(30), Duration.ofSeconds(10), () -> {
+                        runs.incrementAndGet();
+                        try {
+                            gaveUp.await(10, TimeUnit.SECONDS); // a second run keeps this from being reached
+                        } catch (InterruptedException e) {
+                            Thread.currentThread().interrupt();
+                        }
+                    });
+                    if (!ran) {
+                        gaveUp.countDown();
+                    }
+                    return ran;
+                }));
+            }
+            start.countDown();
+            int ran = 0;
+            for (Future<Boolean> f : results) {
+                ran += f.get(30, TimeUnit.SECONDS) ? 1 : 0;
+            }
+            assertThat(runs.get()).as("runs of the task").isEqualTo(1);
+            assertThat(ran).as("runOnce calls that returned true").isEqualTo(1);
+            // and the grant persisted: the row is held for atLeastFor, so nobody runs it now either
+            assertThat(locks.get(0).runOnce(name, Duration.ofSeconds(30), Duration.ofSeconds(10), runs::incrementAndGet))
+                    .isFalse();
+            assertThat(row(locks.get(1), name).held()).isTrue();
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
     @ParameterizedTest(name = "{0}")
     @MethodSource("databases")
     void aFailingTaskStillKeepsItsNameForAtLeastFor(TxDatabase db) {

@@ -133,6 +133,78 @@ class TransactionRowLockIT {
         assertThat(after).isEqualTo(7);
     }
 
+    /** The driver's own connection type, which only the real connection implements. */
+    private static Class<?> driverConnectionType(TxDatabase db) {
+        return switch (db.dialect()) {
+            case POSTGRESQL -> org.postgresql.PGConnection.class;
+            case MARIADB, MYSQL -> org.mariadb.jdbc.Connection.class;
+            case SQLITE -> org.sqlite.SQLiteConnection.class;
+        };
+    }
+
+    /**
+     * Regression: {@code unwrap(Connection.class)}, {@code Statement.getConnection()} and
+     * {@code DatabaseMetaData.getConnection()} handed the work the real connection; a commit through it ended the
+     * row lock while the lease stayed valid, and another client got the row lock while the work still ran.
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("databases")
+    void theWorkCannotReachTheRealConnectionSoNoOtherClientGetsTheLockWhileItRuns(TxDatabase db) {
+        JdbcLockClient holder = db.client(db.pool(2));
+        JdbcLockClient other = db.client(db.pool(2));
+        String name = TxDatabase.unique("tx-escape");
+        holder.inTransaction(name, Duration.ofSeconds(5), (c, lease) -> {
+            List<Connection> reached = new ArrayList<>();
+            reached.add(c.unwrap(Connection.class));
+            try (Statement st = c.createStatement()) {
+                reached.add(st.getConnection());
+                try (ResultSet rs = st.executeQuery("SELECT 1")) {
+                    reached.add(rs.getStatement().getConnection());
+                    assertThat(rs.getStatement()).isSameAs(st);
+                }
+            }
+            try (PreparedStatement ps = c.prepareStatement("SELECT 1")) {
+                reached.add(ps.getConnection());
+                try (ResultSet rs = ps.executeQuery()) {
+                    reached.add(rs.getStatement().getConnection());
+                }
+            }
+            reached.add(c.getMetaData().getConnection());
+            // every way the work might end the transaction behind the lock's back
+            for (Connection r : reached) {
+                for (String call : List.of("commit", "rollback", "setAutoCommit", "close")) {
+                    try {
+                        switch (call) {
+                            case "commit" -> r.commit();
+                            case "rollback" -> r.rollback();
+                            case "setAutoCommit" -> r.setAutoCommit(true);
+                            default -> r.close();
+                        }
+                        throw new AssertionError(call + "() passed on " + r);
+                    } catch (SQLException refused) {
+                        assertThat(refused.getMessage()).contains(call + "() is not allowed on the connection of");
+                    }
+                }
+            }
+            // the lock is still held: another client cannot get it while the work runs
+            assertThatThrownBy(() -> other.inTransaction(name, Duration.ZERO, (c2, l2) -> null))
+                    .isInstanceOf(LockWaitTimeoutException.class);
+            assertThat(lease.isValid()).isTrue();
+            assertThat(reached).allSatisfy(r -> assertThat(r).isSameAs(c));
+            assertThat(c.isWrapperFor(driverConnectionType(db))).isFalse();
+            assertThatThrownBy(() -> c.unwrap(driverConnectionType(db)))
+                    .isInstanceOf(SQLException.class).hasMessageContaining("is not allowed");
+            try (Statement st = c.createStatement()) {
+                assertThatThrownBy(() -> st.unwrap(driverConnectionType(db)))
+                        .isInstanceOf(SQLException.class).hasMessageContaining("is not allowed");
+            }
+            return null;
+        });
+        // and after the work, the next holder gets it
+        long next = other.inTransaction(name, Duration.ofSeconds(5), (c2, l2) -> l2.fencingToken());
+        assertThat(next).isPositive();
+    }
+
     @ParameterizedTest(name = "{0}")
     @MethodSource("databases")
     void theWorkCannotEndTheTransactionItself(TxDatabase db) {

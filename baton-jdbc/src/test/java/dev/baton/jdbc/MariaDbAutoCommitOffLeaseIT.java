@@ -1,0 +1,17 @@
+package dev.baton.jdbc;
+
+import dev.baton.testkit.LeaseContract;
+import dev.baton.testkit.LockFixture;
+
+/** The whole contract ladder for the lease strategy on MariaDB, through pools with {@code autoCommit=false}. */
+class MariaDbAutoCommitOffLeaseIT extends LeaseContract {
+    @Override
+    protected LockFixture createFixture() {
+        return new MariaDbAutoCommitOffFixture();
+    }
+
+    @Override
+    protected Class<? extends LockFixture> fixtureClass() {
+        return MariaDbAutoCommitOffFixture.class;
+    }
+}

@@ -1,0 +1,17 @@
+package dev.baton.jdbc;
+
+import dev.baton.testkit.LeaseContract;
+import dev.baton.testkit.LockFixture;
+
+/** The whole contract ladder for the lease strategy through the real PgBouncer in transaction mode. */
+class PgBouncerLeaseIT extends LeaseContract {
+    @Override
+    protected LockFixture createFixture() {
+        return new PgBouncerFixture();
+    }
+
+    @Override
+    protected Class<? extends LockFixture> fixtureClass() {
+        return PgBouncerFixture.class;
+    }
+}

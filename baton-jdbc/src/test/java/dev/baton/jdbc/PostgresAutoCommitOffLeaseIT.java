@@ -1,0 +1,17 @@
+package dev.baton.jdbc;
+
+import dev.baton.testkit.LeaseContract;
+import dev.baton.testkit.LockFixture;
+
+/** The whole contract ladder for the lease strategy on PostgreSQL, through pools with {@code autoCommit=false}. */
+class PostgresAutoCommitOffLeaseIT extends LeaseContract {
+    @Override
+    protected LockFixture createFixture() {
+        return new PostgresAutoCommitOffFixture();
+    }
+
+    @Override
+    protected Class<? extends LockFixture> fixtureClass() {
+        return PostgresAutoCommitOffFixture.class;
+    }
+}

@@ -1,0 +1,97 @@
+package dev.baton.jdbc;
+
+import javax.sql.DataSource;
+import java.io.PrintWriter;
+import java.lang.reflect.InvocationHandler;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.lang.reflect.Proxy;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.SQLFeatureNotSupportedException;
+import java.sql.Statement;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.logging.Logger;
+
+/**
+ * A data source over a real one that records the SQL text of every statement its connections prepare or
+ * execute, so a test can tell what a client sent (for example, that it never sent {@code LISTEN}).
+ */
+final class SqlRecordingDataSource implements DataSource {
+    private final DataSource raw;
+    private final List<String> sql = new CopyOnWriteArrayList<>();
+
+    SqlRecordingDataSource(DataSource raw) {
+        this.raw = raw;
+    }
+
+    /** Every SQL text sent so far, in order. */
+    List<String> sql() {
+        return List.copyOf(sql);
+    }
+
+    private Object recording(Object target, Class<?> type) {
+        InvocationHandler h = (p, method, args) -> {
+            if (args != null && args.length > 0 && args[0] instanceof String s
+                    && (method.getName().startsWith("prepare") || method.getName().startsWith("execute")
+                    || method.getName().equals("addBatch"))) {
+                sql.add(s);
+            }
+            Object result;
+            try {
+                result = method.invoke(target, args);
+            } catch (InvocationTargetException e) {
+                throw e.getCause();
+            }
+            return method.getName().equals("createStatement") && result != null
+                    ? recording(result, Statement.class) : result;
+        };
+        return Proxy.newProxyInstance(type.getClassLoader(), new Class<?>[] {type}, h);
+    }
+
+    @Override
+    public Connection getConnection() throws SQLException {
+        return (Connection) recording(raw.getConnection(), Connection.class);
+    }
+
+    @Override
+    public Connection getConnection(String username, String password) throws SQLException {
+        return (Connection) recording(raw.getConnection(username, password), Connection.class);
+    }
+
+    @Override
+    public PrintWriter getLogWriter() throws SQLException {
+        return raw.getLogWriter();
+    }
+
+    @Override
+    public void setLogWriter(PrintWriter out) throws SQLException {
+        raw.setLogWriter(out);
+    }
+
+    @Override
+    public void setLoginTimeout(int seconds) throws SQLException {
+        raw.setLoginTimeout(seconds);
+    }
+
+    @Override
+    public int getLoginTimeout() throws SQLException {
+        return raw.getLoginTimeout();
+    }
+
+    @Override
+    public Logger getParentLogger() throws SQLFeatureNotSupportedException {
+        return raw.getParentLogger();
+    }
+
+    @Override
+    public <T> T unwrap(Class<T> iface) throws SQLException {
+        return raw.unwrap(iface);
+    }
+
+    @Override
+    public boolean isWrapperFor(Class<?> iface) throws SQLException {
+        return raw.isWrapperFor(iface);
+    }
+}
