@@ -1,5 +1,7 @@
 package dev.baton.cli;
 
+import dev.baton.LockBackendException;
+import dev.baton.LockException;
 import dev.baton.LockInfo;
 import dev.baton.LockNames;
 import dev.baton.jdbc.ForcedRelease;
@@ -60,6 +62,14 @@ final class ReleaseCommand implements Callable<Integer> {
         Optional<ForcedRelease> released;
         try (DatabaseOptions.OpenClient open = database.connectExisting(url, Database.Access.WRITE)) {
             released = open.client().forceRelease(name, token == null ? OptionalLong.empty() : OptionalLong.of(token));
+        } catch (LockBackendException e) {
+            throw e;
+        } catch (LockException e) {
+            // the name belongs to the session strategy (its claim row is no lease): nothing to release here
+            String why = whyNothing(lock);
+            spec.commandLine().getErr().println("baton: " + (why.contains("is a session lock") ? why
+                    : e.getMessage() + ": nothing released"));
+            return ExitCodes.NOT_HELD;
         }
         if (released.isPresent()) {
             ForcedRelease r = released.get();
