@@ -2,8 +2,8 @@ package dev.baton.cli;
 
 import dev.baton.DistributedLock;
 import dev.baton.Lease;
+import dev.baton.LockBackendException;
 import dev.baton.LockException;
-import dev.baton.LockInfo;
 import dev.baton.LockInterruptedException;
 import dev.baton.LockLostException;
 import dev.baton.LockNames;
@@ -40,8 +40,8 @@ import java.util.concurrent.TimeUnit;
  *       SIGKILL, the supervisor kills the group.</li>
  *   <li>SIGINT, SIGTERM and SIGHUP received meanwhile are passed on to the group, once each.</li>
  *   <li>When the command ends, what it left in its group gets SIGTERM, SIGKILL after {@code --grace}. Then
- *       decide by the lease's validity at that moment ({@link Lease#checkValid()}, and the server's row for
- *       the lease strategy): valid, release and exit with the command's status; lost, exit 76. If the lease
+ *       decide by the lease's validity at that moment ({@link Lease#checkValid()}, which asks the server):
+ *       valid, release and exit with the command's status; lost, exit 76. If the lease
  *       is lost first, SIGTERM the group, SIGKILL after {@code --grace}, and exit 76.</li>
  *   <li>Releasing and closing the pool take at most the lease time: past it the lock ends on the server by
  *       itself, so a dead network cannot hold {@code baton} up.</li>
@@ -302,7 +302,7 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
             }
             int status = waitFor(supervisor);
             log.debug("the command's process group ended with status {}", status);
-            LockLostException gone = validity(open, held);
+            LockLostException gone = validity(held);
             if (gone != null) {
                 err.println("baton: lease on lock '" + lockName + "' was lost while the command ran (it exited with"
                         + " status " + status + "): " + gone.getMessage());
@@ -331,39 +331,31 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
     }
 
     /**
-     * The lease's validity now, after the command's group ended: null if valid, else why not. Asks
-     * {@link Lease#checkValid()}; for the lease strategy, also asks the server whether its row still shows
-     * this grant (owner and token) unexpired by the server's clock, so a grant taken over or released by
-     * someone else counts as lost even before the local deadline passes. If the server cannot be asked, the
-     * local answer stands: its deadline ends no later than the server's.
+     * The lease's validity now, after the command's group ended: null if valid, else why not.
+     * {@link Lease#checkValid()} is exact: it asks the server whether it still shows this grant (lease
+     * strategy: the row with this name, owner and token, unexpired by the server's clock; session strategy:
+     * the lock held by the session that took it), so a grant taken over or force-released counts as lost
+     * even before the local deadline passes. If the server cannot be asked, the local answer stands: the
+     * local deadline ends no later than the server's.
+     *
+     * <p>The release after this can still find no matching grant (the lease ran out in between, say a
+     * freeze after this check); that does not change the answer: the command had ended before the server
+     * confirmed the grant, so it ran entirely under the lease.
      */
-    private LockLostException validity(DatabaseOptions.OpenClient open, Lease held) {
+    private LockLostException validity(Lease held) {
         try {
             held.checkValid();
+            return null;
         } catch (LockLostException e) {
             return e;
-        }
-        if (strategy != Strategy.LEASE) {
-            return null;
-        }
-        try {
-            for (LockInfo info : open.client().list()) {
-                if (info.name().equals(lockName)) {
-                    if (info.held() && held.holderId().equals(info.holder())
-                            && info.fencingToken() == held.fencingToken()) {
-                        return null;
-                    }
-                    return new LockLostException(lockName, held.fencingToken(), "the server no longer shows this"
-                            + " grant (token " + held.fencingToken() + "): " + (info.held() ? "held by "
-                            + info.holder() + " with token " + info.fencingToken() : "expired or released"));
-                }
+        } catch (LockBackendException e) {
+            if (held.isValid()) {
+                log.debug("could not confirm the lease on '{}' with the server; its local deadline has not passed",
+                        lockName, e);
+                return null;
             }
-            return new LockLostException(lockName, held.fencingToken(), "the server has no row for lock '"
-                    + lockName + "' any more");
-        } catch (LockException e) {
-            log.debug("could not confirm the lease on '{}' with the server; its local deadline has not passed",
-                    lockName, e);
-            return null;
+            return new LockLostException(lockName, held.fencingToken(), "its local deadline passed and the server"
+                    + " could not be asked (" + e.getMessage() + ")");
         }
     }
 
