@@ -9,6 +9,7 @@ import dev.baton.LockLostException;
 import dev.baton.LockNames;
 import dev.baton.LockTimeoutException;
 import dev.baton.jdbc.Strategy;
+import dev.baton.jdbc.StrategyConflictException;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -64,7 +65,7 @@ import java.util.concurrent.TimeUnit;
         exitCodeListHeading = "%nExit status:%n",
         exitCodeList = {
                 "N:the command's status (128+signal if a signal ended it)",
-                "64:bad arguments",
+                "64:bad arguments, or a lock name used with the other --strategy in that table",
                 "69:database unreachable",
                 "70:internal error",
                 "75:lock not acquired within --wait (or --conflict-exit-code)",
@@ -174,7 +175,12 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
             }
             boolean closed = false;
             try {
-                Lease held = acquire(open, signals, err);
+                Lease held;
+                try {
+                    held = acquire(open, signals, err);
+                } catch (StrategyConflictException e) {
+                    throw new BatonFailure(ExitCodes.USAGE, usedWithOtherStrategy(e), e);
+                }
                 if (held == null) {
                     return signals.pendingExitCode().orElse(conflict(ExitCodes.NOT_ACQUIRED));
                 }
@@ -187,6 +193,21 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
                 }
             }
         }
+    }
+
+    /**
+     * "lock 'x' is used with --strategy session in table baton_locks, and one name is one lock: …": the
+     * library's refusal in the CLI's words, with what the operator can do.
+     */
+    static String usedWithOtherStrategy(StrategyConflictException e) {
+        String lock = "lock '" + Names.escape(e.lockName()) + "'";
+        String other = e.usedWith() == Strategy.SESSION ? "--strategy session" : "--strategy lease";
+        String freed = e.usedWith() == Strategy.SESSION
+                ? "its claim there stays until its row is deleted from the table once nothing uses the name with "
+                        + other
+                : "its row there stays until 'baton purge' deletes it, some time after its last lease ended";
+        return lock + " is used with " + other + " in table " + e.table() + ", and one name is one lock: run it"
+                + " with " + other + ", or use another name (" + freed + ")";
     }
 
     private int conflict(int code) {
