@@ -497,6 +497,31 @@ class BatonRunIT {
     }
 
     /**
+     * The exit status after the command asks the server ({@code Lease.checkValid()}), not the renewal: a grant
+     * force-released while the command ran, before the next renewal could notice (lease 30 s, renewed every
+     * 10 s), is reported lost (76) when the command ends. (Whether the renewal notices first or the check
+     * after the command, the status is 76; without either it would be the command's 0.)
+     */
+    @Test
+    void aGrantForceReleasedWhileTheCommandRanExits76WhenItEnds() throws Exception {
+        String lock = uniqueLock("forced");
+        Path started = dir.resolve("started-" + UUID.randomUUID());
+        Path go = dir.resolve("go-" + UUID.randomUUID());
+        Baton b = start("run", "--lease", "30s", "--lock", lock, "--url", sqliteUrl(), "--", "sh", "-c",
+                "touch '" + started + "'; while [ ! -e '" + go + "' ]; do sleep 0.05; done");
+        awaitFile(started, b);
+        SQLiteDataSource ds = new SQLiteDataSource();
+        ds.setUrl(sqliteUrl());
+        try (JdbcLockClient locks = JdbcLocks.builder(ds).build()) {
+            assertThat(locks.forceRelease(lock, java.util.OptionalLong.empty())).as("force-released").isPresent();
+        }
+        Files.createFile(go);
+        assertThat(b.awaitExit(EXIT_TIMEOUT)).as("stderr: %s", b.err()).isEqualTo(ExitCodes.LEASE_LOST);
+        assertThat(b.errLines()).as("only baton's own lines").isNotEmpty().allMatch(l -> l.startsWith("baton: "));
+        assertThat(b.err()).contains("lost").contains(lock);
+    }
+
+    /**
      * SIGSTOP the baton JVM (a long GC pause, a stalled container) while its command runs with a 1 s lease;
      * a second baton takes the lock and runs; the first command ends; on SIGCONT the first baton must say the
      * lease was lost (76), whatever its watchdog has or has not noticed yet.
