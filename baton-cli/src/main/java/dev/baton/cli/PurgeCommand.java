@@ -23,12 +23,14 @@ import java.util.concurrent.Callable;
                 "77:database refused (credentials, unknown database, permission, read-only SQLite file)"})
 final class PurgeCommand implements Callable<Integer> {
     static final Duration MIN_AGE = Duration.ofSeconds(1);
+    /** The library's bound (3650 days), said here in the CLI's duration words rather than its Java ones. */
+    static final Duration MAX_AGE = Duration.ofDays(3650);
 
     @Spec
     CommandSpec spec;
 
     @Option(names = "--older-than", required = true, paramLabel = "DURATION", converter = Durations.Converter.class,
-            description = "How long ago a lease must have ended (at least 1s).")
+            description = "How long ago a lease must have ended (at least 1s, at most 87600h).")
     Duration olderThan;
 
     @Mixin
@@ -39,6 +41,12 @@ final class PurgeCommand implements Callable<Integer> {
         if (olderThan.compareTo(MIN_AGE) < 0) {
             throw new ParameterException(spec.commandLine(), "--older-than must be at least 1s, was "
                     + Durations.format(olderThan));
+        }
+        try {
+            Durations.requireAtMost("--older-than", olderThan, MAX_AGE, "a row that ended that long ago is long"
+                    + " purgeable");
+        } catch (IllegalArgumentException e) {
+            throw new ParameterException(spec.commandLine(), e.getMessage());
         }
         DatabaseUrl url = database.resolveUrl();
         int purged;

@@ -1,10 +1,9 @@
 package dev.baton.cli;
 
-import dev.baton.LockBackendException;
-import dev.baton.LockException;
 import dev.baton.LockInfo;
 import dev.baton.LockNames;
 import dev.baton.jdbc.ForcedRelease;
+import dev.baton.jdbc.StrategyConflictException;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -34,7 +33,7 @@ import java.util.concurrent.Callable;
                 + " session on the server yourself.",
                 "Nothing is created; a missing table is an error."},
         exitCodeListHeading = "%nExit status:%n",
-        exitCodeList = {"0:released", "1:nothing released: not held, held under another token, or a session lock",
+        exitCodeList = {"0:released", "1:nothing released: not held, held under another token, or a session lock (or a name used with --strategy session)",
                 "64:bad arguments", "66:no lock table (or SQLite file) there", "69:database unreachable",
                 "77:database refused (credentials, unknown database, permission, read-only SQLite file)"})
 final class ReleaseCommand implements Callable<Integer> {
@@ -62,13 +61,9 @@ final class ReleaseCommand implements Callable<Integer> {
         Optional<ForcedRelease> released;
         try (DatabaseOptions.OpenClient open = database.connectExisting(url, Database.Access.WRITE)) {
             released = open.client().forceRelease(name, token == null ? OptionalLong.empty() : OptionalLong.of(token));
-        } catch (LockBackendException e) {
-            throw e;
-        } catch (LockException e) {
-            // the name belongs to the session strategy (its claim row is no lease): nothing to release here
-            String why = whyNothing(lock);
-            spec.commandLine().getErr().println("baton: " + (why.contains("is a session lock") ? why
-                    : e.getMessage() + ": nothing released"));
+        } catch (StrategyConflictException e) {
+            // the session strategy's claim on the name: not a lease, never released from here
+            spec.commandLine().getErr().println("baton: " + sessionClaim(lock));
             return ExitCodes.NOT_HELD;
         }
         if (released.isPresent()) {
@@ -81,16 +76,28 @@ final class ReleaseCommand implements Callable<Integer> {
         return ExitCodes.NOT_HELD;
     }
 
+    /** Why a name the session strategy claimed is not released: its holder now, if any. */
+    private String sessionClaim(String lock) {
+        Optional<String> session = heldSessionLock(ListCommand.locks(database));
+        return session.orElseGet(() -> lock + " is used with --strategy session (its row is that strategy's claim"
+                + " on the name, not a lease) and no session holds it now: nothing released");
+    }
+
+    /** "lock 'x' is a session lock held by …", if the name is a session lock held now. */
+    private Optional<String> heldSessionLock(List<LockInfo> locks) {
+        return locks.stream().filter(l -> l.name().equals(name) && l.held() && l.expiresAt() == null).findFirst()
+                .map(l -> "lock '" + Names.escape(name) + "' is a session lock held by " + Names.escape(l.holder())
+                        + "; it ends only with that database session, so it is not released from here: stop the"
+                        + " holding process, or end the session on the server (PostgreSQL: SELECT"
+                        + " pg_terminate_backend(pid); MariaDB/MySQL: KILL id)");
+    }
+
     /** Why nothing was released, from a fresh look at the lock. */
     private String whyNothing(String lock) {
         List<LockInfo> locks = ListCommand.locks(database);
-        Optional<LockInfo> session = locks.stream()
-                .filter(l -> l.name().equals(name) && l.held() && l.expiresAt() == null).findFirst();
+        Optional<String> session = heldSessionLock(locks);
         if (session.isPresent()) {
-            return lock + " is a session lock held by " + Names.escape(session.get().holder())
-                    + "; it ends only with that database session, so it is not released from here: stop the"
-                    + " holding process, or end the session on the server (PostgreSQL: SELECT"
-                    + " pg_terminate_backend(pid); MariaDB/MySQL: KILL id)";
+            return session.get();
         }
         Optional<LockInfo> row = locks.stream().filter(l -> l.name().equals(name) && l.expiresAt() != null)
                 .findFirst();

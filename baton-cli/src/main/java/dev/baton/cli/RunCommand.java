@@ -2,13 +2,14 @@ package dev.baton.cli;
 
 import dev.baton.DistributedLock;
 import dev.baton.Lease;
+import dev.baton.LockBackendException;
 import dev.baton.LockException;
-import dev.baton.LockInfo;
 import dev.baton.LockInterruptedException;
 import dev.baton.LockLostException;
 import dev.baton.LockNames;
 import dev.baton.LockTimeoutException;
 import dev.baton.jdbc.Strategy;
+import dev.baton.jdbc.StrategyConflictException;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -40,8 +41,8 @@ import java.util.concurrent.TimeUnit;
  *       SIGKILL, the supervisor kills the group.</li>
  *   <li>SIGINT, SIGTERM and SIGHUP received meanwhile are passed on to the group, once each.</li>
  *   <li>When the command ends, what it left in its group gets SIGTERM, SIGKILL after {@code --grace}. Then
- *       decide by the lease's validity at that moment ({@link Lease#checkValid()}, and the server's row for
- *       the lease strategy): valid, release and exit with the command's status; lost, exit 76. If the lease
+ *       decide by the lease's validity at that moment ({@link Lease#checkValid()}, which asks the server):
+ *       valid, release and exit with the command's status; lost, exit 76. If the lease
  *       is lost first, SIGTERM the group, SIGKILL after {@code --grace}, and exit 76.</li>
  *   <li>Releasing and closing the pool take at most the lease time: past it the lock ends on the server by
  *       itself, so a dead network cannot hold {@code baton} up.</li>
@@ -64,7 +65,7 @@ import java.util.concurrent.TimeUnit;
         exitCodeListHeading = "%nExit status:%n",
         exitCodeList = {
                 "N:the command's status (128+signal if a signal ended it)",
-                "64:bad arguments",
+                "64:bad arguments, or a lock name used with the other --strategy in that table",
                 "69:database unreachable",
                 "70:internal error",
                 "75:lock not acquired within --wait (or --conflict-exit-code)",
@@ -174,7 +175,12 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
             }
             boolean closed = false;
             try {
-                Lease held = acquire(open, signals, err);
+                Lease held;
+                try {
+                    held = acquire(open, signals, err);
+                } catch (StrategyConflictException e) {
+                    throw new BatonFailure(ExitCodes.USAGE, usedWithOtherStrategy(e), e);
+                }
                 if (held == null) {
                     return signals.pendingExitCode().orElse(conflict(ExitCodes.NOT_ACQUIRED));
                 }
@@ -187,6 +193,21 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
                 }
             }
         }
+    }
+
+    /**
+     * "lock 'x' is used with --strategy session in table baton_locks, and one name is one lock: …": the
+     * library's refusal in the CLI's words, with what the operator can do.
+     */
+    static String usedWithOtherStrategy(StrategyConflictException e) {
+        String lock = "lock '" + Names.escape(e.lockName()) + "'";
+        String other = e.usedWith() == Strategy.SESSION ? "--strategy session" : "--strategy lease";
+        String freed = e.usedWith() == Strategy.SESSION
+                ? "its claim there stays until its row is deleted from the table once nothing uses the name with "
+                        + other
+                : "its row there stays until 'baton purge' deletes it, some time after its last lease ended";
+        return lock + " is used with " + other + " in table " + e.table() + ", and one name is one lock: run it"
+                + " with " + other + ", or use another name (" + freed + ")";
     }
 
     private int conflict(int code) {
@@ -302,7 +323,7 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
             }
             int status = waitFor(supervisor);
             log.debug("the command's process group ended with status {}", status);
-            LockLostException gone = validity(open, held);
+            LockLostException gone = validity(held);
             if (gone != null) {
                 err.println("baton: lease on lock '" + lockName + "' was lost while the command ran (it exited with"
                         + " status " + status + "): " + gone.getMessage());
@@ -331,39 +352,31 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
     }
 
     /**
-     * The lease's validity now, after the command's group ended: null if valid, else why not. Asks
-     * {@link Lease#checkValid()}; for the lease strategy, also asks the server whether its row still shows
-     * this grant (owner and token) unexpired by the server's clock, so a grant taken over or released by
-     * someone else counts as lost even before the local deadline passes. If the server cannot be asked, the
-     * local answer stands: its deadline ends no later than the server's.
+     * The lease's validity now, after the command's group ended: null if valid, else why not.
+     * {@link Lease#checkValid()} is exact: it asks the server whether it still shows this grant (lease
+     * strategy: the row with this name, owner and token, unexpired by the server's clock; session strategy:
+     * the lock held by the session that took it), so a grant taken over or force-released counts as lost
+     * even before the local deadline passes. If the server cannot be asked, the local answer stands: the
+     * local deadline ends no later than the server's.
+     *
+     * <p>The release after this can still find no matching grant (the lease ran out in between, say a
+     * freeze after this check); that does not change the answer: the command had ended before the server
+     * confirmed the grant, so it ran entirely under the lease.
      */
-    private LockLostException validity(DatabaseOptions.OpenClient open, Lease held) {
+    private LockLostException validity(Lease held) {
         try {
             held.checkValid();
+            return null;
         } catch (LockLostException e) {
             return e;
-        }
-        if (strategy != Strategy.LEASE) {
-            return null;
-        }
-        try {
-            for (LockInfo info : open.client().list()) {
-                if (info.name().equals(lockName)) {
-                    if (info.held() && held.holderId().equals(info.holder())
-                            && info.fencingToken() == held.fencingToken()) {
-                        return null;
-                    }
-                    return new LockLostException(lockName, held.fencingToken(), "the server no longer shows this"
-                            + " grant (token " + held.fencingToken() + "): " + (info.held() ? "held by "
-                            + info.holder() + " with token " + info.fencingToken() : "expired or released"));
-                }
+        } catch (LockBackendException e) {
+            if (held.isValid()) {
+                log.debug("could not confirm the lease on '{}' with the server; its local deadline has not passed",
+                        lockName, e);
+                return null;
             }
-            return new LockLostException(lockName, held.fencingToken(), "the server has no row for lock '"
-                    + lockName + "' any more");
-        } catch (LockException e) {
-            log.debug("could not confirm the lease on '{}' with the server; its local deadline has not passed",
-                    lockName, e);
-            return null;
+            return new LockLostException(lockName, held.fencingToken(), "its local deadline passed and the server"
+                    + " could not be asked (" + e.getMessage() + ")");
         }
     }
 

@@ -247,6 +247,16 @@ class BatonCommandTest {
                 + " on the builder")).doesNotContain("createTableIfMissing").doesNotContain("builder");
     }
 
+    /** The library's bound would say {@code olderThan must be at most 3650 days (PT87600H), was PT100000H}. */
+    @Test
+    void purgeSaysItsUpperBoundInTheCommandsWords(@TempDir Path dir) {
+        Result r = baton("purge", "--older-than", "100000h", "--url", "jdbc:sqlite:" + dir.resolve("x.db"));
+
+        assertThat(r.status()).isEqualTo(ExitCodes.USAGE);
+        assertThat(r.err()).contains("--older-than must be at most 87600h").contains("was 100000h")
+                .doesNotContain("olderThan").doesNotContain("PT");
+    }
+
     @Test
     void purgeRefusesLessThanOneSecond(@TempDir Path dir) {
         Result r = baton("purge", "--older-than", "500ms", "--url", "jdbc:sqlite:" + dir.resolve("x.db"));

@@ -355,6 +355,48 @@ class BatonRunIT {
         }
     }
 
+    /**
+     * One name, one lock: a name used with one strategy is refused by the other, in either order. That is a
+     * usage error (64) that names the strategy in the CLI's words, not "database unreachable" (69, as before);
+     * and {@code baton release} of a name the session strategy claimed releases nothing (1), saying why.
+     */
+    @Test
+    void aNameUsedWithTheOtherStrategyExits64NamingItOnPostgres() throws Exception {
+        requireServer("PostgreSQL", 5432);
+        String sessionFirst = uniqueLock("session-first");
+        String leaseFirst = uniqueLock("lease-first");
+        try {
+            Baton claim = start("run", "--strategy", "session", "--lock", sessionFirst, "--url", PG, "--", "true");
+            assertThat(claim.awaitExit(EXIT_TIMEOUT)).as("stderr: %s", claim.err()).isZero();
+            Baton lease = start("run", "--lock", leaseFirst, "--url", PG, "--", "true");
+            assertThat(lease.awaitExit(EXIT_TIMEOUT)).as("stderr: %s", lease.err()).isZero();
+
+            Baton asLease = start("run", "--lock", sessionFirst, "--url", PG, "--", "true");
+            Baton asSession = start("run", "--strategy", "session", "--lock", leaseFirst, "--url", PG, "--", "true");
+            Baton release = start("release", sessionFirst, "--url", PG);
+            for (var c : List.of(Map.entry(asLease, "session"), Map.entry(asSession, "lease"))) {
+                Baton b = c.getKey();
+                assertThat(b.awaitExit(EXIT_TIMEOUT)).as("stderr: %s", b.err()).isEqualTo(ExitCodes.USAGE);
+                assertThat(b.errLines()).hasSize(1);
+                assertThat(b.err()).startsWith("baton: lock 'cli-it-")
+                        .contains("is used with --strategy " + c.getValue() + " in table baton_locks")
+                        .contains("run it with --strategy " + c.getValue())
+                        .doesNotContain("Exception").doesNotContain("Strategy.").doesNotContain("purgeExpired");
+                assertThat(b.out()).isEmpty();
+            }
+            assertThat(release.awaitExit(EXIT_TIMEOUT)).as("stderr: %s", release.err()).isEqualTo(ExitCodes.NOT_HELD);
+            assertThat(release.err()).startsWith("baton: lock '" + sessionFirst + "' is used with --strategy session")
+                    .contains("nothing released").doesNotContain("Exception");
+        } finally {
+            try (Connection c = DriverManager.getConnection(PG);
+                 PreparedStatement ps = c.prepareStatement("DELETE FROM baton_locks WHERE name IN (?, ?)")) {
+                ps.setString(1, sessionFirst);
+                ps.setString(2, leaseFirst);
+                ps.executeUpdate();
+            }
+        }
+    }
+
     // ---- e) signals ----
 
     @ParameterizedTest
@@ -452,6 +494,31 @@ class BatonRunIT {
     void aFrozenBatonWhoseLeaseWasTakenOverExits76OnMariadb() throws Exception {
         requireServer("MariaDB", 3306);
         assertFrozenBatonExits76(MARIADB);
+    }
+
+    /**
+     * The exit status after the command asks the server ({@code Lease.checkValid()}), not the renewal: a grant
+     * force-released while the command ran, before the next renewal could notice (lease 30 s, renewed every
+     * 10 s), is reported lost (76) when the command ends. (Whether the renewal notices first or the check
+     * after the command, the status is 76; without either it would be the command's 0.)
+     */
+    @Test
+    void aGrantForceReleasedWhileTheCommandRanExits76WhenItEnds() throws Exception {
+        String lock = uniqueLock("forced");
+        Path started = dir.resolve("started-" + UUID.randomUUID());
+        Path go = dir.resolve("go-" + UUID.randomUUID());
+        Baton b = start("run", "--lease", "30s", "--lock", lock, "--url", sqliteUrl(), "--", "sh", "-c",
+                "touch '" + started + "'; while [ ! -e '" + go + "' ]; do sleep 0.05; done");
+        awaitFile(started, b);
+        SQLiteDataSource ds = new SQLiteDataSource();
+        ds.setUrl(sqliteUrl());
+        try (JdbcLockClient locks = JdbcLocks.builder(ds).build()) {
+            assertThat(locks.forceRelease(lock, java.util.OptionalLong.empty())).as("force-released").isPresent();
+        }
+        Files.createFile(go);
+        assertThat(b.awaitExit(EXIT_TIMEOUT)).as("stderr: %s", b.err()).isEqualTo(ExitCodes.LEASE_LOST);
+        assertThat(b.errLines()).as("only baton's own lines").isNotEmpty().allMatch(l -> l.startsWith("baton: "));
+        assertThat(b.err()).contains("lost").contains(lock);
     }
 
     /**

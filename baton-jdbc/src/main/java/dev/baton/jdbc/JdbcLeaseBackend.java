@@ -71,6 +71,9 @@ final class JdbcLeaseBackend implements LockBackend, ConfirmsGrants {
         }
     }
 
+    /** Attempts of an idempotent call that failed with a serialization failure (40001), the first included. */
+    private static final int SERIALIZATION_ATTEMPTS = 4;
+
     /**
      * Borrows a connection for one call in auto-commit mode, whatever the pool's default, by
      * {@link ConnectionSupport#autoCommitted}. (Isolation is not asked for: on PostgreSQL that costs a round
@@ -81,18 +84,31 @@ final class JdbcLeaseBackend implements LockBackend, ConfirmsGrants {
     }
 
     /**
-     * As {@link #run(String, SqlCall)}; an idempotent call ({@code retryOnDeadConnection}: renewal, release)
-     * that failed because the pool handed out a connection whose server session had died is retried once at
-     * once, on another connection, instead of waiting a whole renewal interval (the pool evicts the dead one).
+     * As {@link #run(String, SqlCall)}, for an idempotent call ({@code idempotent}: renewal, release,
+     * confirmation), which is made again at once, on a connection from the pool, if it failed because
+     * <ul>
+     *   <li>the pool handed out a connection whose server session had died (the pool evicts the dead one),
+     *       instead of waiting a whole renewal interval; or</li>
+     *   <li>its statement, run at a pool's REPEATABLE READ (or SERIALIZABLE) default, found its row changed by a
+     *       transaction that committed after the statement began (PostgreSQL 40001: a renewal or a takeover
+     *       racing a release): at READ COMMITTED the server would have re-read the row; a new statement sees
+     *       the change and does what that would have done. Each such failure needs another commit to the same
+     *       rows in the meantime, so a few attempts are plenty.</li>
+     * </ul>
      */
-    private <T> T run(String what, SqlCall<T> call, boolean retryOnDeadConnection) {
-        try {
-            return attempt(what, call);
-        } catch (LockBackendException e) {
-            if (retryOnDeadConnection && e.getCause() instanceof SQLException se && ConnectionSupport.isGone(se)) {
-                return attempt(what + " (retried on another connection)", call);
+    private <T> T run(String what, SqlCall<T> call, boolean idempotent) {
+        for (int attempt = 1; ; attempt++) {
+            try {
+                return attempt(attempt == 1 ? what : what + " (attempt " + attempt + ")", call);
+            } catch (LockBackendException e) {
+                if (!idempotent || !(e.getCause() instanceof SQLException se)) {
+                    throw e;
+                }
+                boolean serialization = "40001".equals(se.getSQLState()) && attempt < SERIALIZATION_ATTEMPTS;
+                if (!serialization && !(attempt == 1 && ConnectionSupport.isGone(se))) {
+                    throw e;
+                }
             }
-            throw e;
         }
     }
 

@@ -73,11 +73,12 @@ abstract class LeaseTable {
      * Returns {@code result}, unless the holder it reports is a session strategy's marker: then the name
      * belongs to the session strategy, it can never be taken as a lease, and waiting would never end.
      *
-     * @throws LockException naming the lock, the table and the other strategy
+     * @throws StrategyConflictException naming the lock, the table and the other strategy
      */
     static AcquireResult refuseSessionMarker(AcquireResult result, String name, String table) {
         if (result instanceof AcquireResult.Busy busy && SESSION_MARKER.equals(busy.holder())) {
-            throw new LockException("lock '" + name + "' is used with the session strategy in table " + table
+            throw new StrategyConflictException(name, table, Strategy.SESSION, "lock '" + name
+                    + "' is used with the session strategy in table " + table
                     + " (its row there is the session strategy's marker); one name is one lock: use one strategy per"
                     + " name, or delete the marker row once no client uses the name with the session strategy");
         }
@@ -85,8 +86,9 @@ abstract class LeaseTable {
     }
 
     /** The session strategy's refusal of a name that has a lease row ({@code owner}: the row's owner, or null). */
-    static LockException usedByLease(String name, String table, String owner) {
-        return new LockException("lock '" + name + "' is used with the lease strategy in table " + table
+    static StrategyConflictException usedByLease(String name, String table, String owner) {
+        return new StrategyConflictException(name, table, Strategy.LEASE, "lock '" + name
+                + "' is used with the lease strategy in table " + table
                 + (owner == null ? " (its lease row there is free now)" : " (its lease row there names " + owner + ")")
                 + "; one name is one lock: use one strategy per name, or delete its lease row once no client uses the"
                 + " name with the lease strategy (purgeExpired deletes it some time after its last lease ended)");

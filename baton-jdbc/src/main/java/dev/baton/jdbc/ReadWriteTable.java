@@ -86,16 +86,24 @@ final class ReadWriteTable {
 
     AcquireResult tryAcquire(Connection c, String name, LockMode mode, String owner, long leaseMillis)
             throws SQLException {
-        ensureGate(c, name);
+        if (dialect != Dialect.POSTGRESQL) {
+            // its own statement: inside the transaction, InnoDB's shared lock on a duplicate key would meet the
+            // gate's FOR UPDATE of a concurrent attempt in a deadlock
+            ensureGate(c, name);
+        }
         boolean ac = c.getAutoCommit();
         c.setAutoCommit(false);
         try {
             if (dialect == Dialect.POSTGRESQL) {
-                // the read after the gate lock must see every grant committed before it: under a pool's
-                // REPEATABLE READ default the snapshot would predate the wait for the gate
+                // every statement of the attempt at READ COMMITTED, whatever the pool's default: the read after
+                // the gate lock must see every grant committed before it (under REPEATABLE READ the snapshot would
+                // predate the wait for the gate), and a gate row another attempt created while this insert waited
+                // for it is then simply there (under REPEATABLE READ: 40001, as it was committed after the
+                // statement's snapshot)
                 try (Statement st = c.createStatement()) {
                     st.execute("SET TRANSACTION ISOLATION LEVEL READ COMMITTED");
                 }
+                ensureGate(c, name);
             }
             AcquireResult r = decide(c, name, mode, owner, leaseMillis);
             c.commit();

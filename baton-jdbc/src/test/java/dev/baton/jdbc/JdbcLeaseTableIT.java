@@ -166,6 +166,110 @@ class JdbcLeaseTableIT {
         assertThat(counter[1]).as("under the write lock").isEqualTo(2L * 2 * 15);
     }
 
+    /**
+     * Regression (a 40001 out of {@link #aPostgresPoolDefaultingToRepeatableReadStillExcludes}): on a pool
+     * defaulting to REPEATABLE READ, the read-write acquire created the name's gate row in a statement of its
+     * own, at the pool's isolation. Another client creating the same gate row at the same moment made that
+     * {@code INSERT … ON CONFLICT DO NOTHING} wait for it and then fail with 40001, since the row it conflicted
+     * with was committed after the statement's snapshot. Forced here: an explicit transaction inserts the gate
+     * row and commits only once the client's acquire waits for it.
+     */
+    @Test
+    void aReadWriteAcquireOnARepeatableReadPoolWaitsOutAGateRowCreatedConcurrently() throws Exception {
+        String table = "baton_rr_gate_" + Long.toString(ThreadLocalRandom.current().nextLong() & Long.MAX_VALUE, 36);
+        String name = unique("gate");
+        try (var rr = pool(PostgresFixture.ADMIN_URL, true, "TRANSACTION_REPEATABLE_READ");
+             JdbcLockClient client = JdbcLocks.builder(rr).tableName(table).createTableIfMissing().build();
+             Connection admin = java.sql.DriverManager.getConnection(PostgresFixture.ADMIN_URL);
+             Connection other = java.sql.DriverManager.getConnection(PostgresFixture.ADMIN_URL)) {
+            try {
+                other.setAutoCommit(false);
+                try (PreparedStatement ps = other.prepareStatement("INSERT INTO " + table + "_rw (name, owner, mode,"
+                        + " token, acquired_at, expires_at) VALUES (?, '', 'g', 0, now(), now())")) {
+                    ps.setString(1, name);
+                    ps.executeUpdate();
+                }
+                var attempt = java.util.concurrent.CompletableFuture.supplyAsync(
+                        () -> client.readWriteLock(name).writeLock().tryAcquire());
+                org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10))
+                        .until(() -> attempt.isDone() || blockedBy(admin, other) > 0);
+                other.commit();
+                assertThat(attempt.get(10, TimeUnit.SECONDS)).as("granted once the other gate row committed")
+                        .isPresent().get().satisfies(Lease::close);
+            } finally {
+                if (!other.getAutoCommit()) {
+                    other.rollback();
+                }
+                dropTables(admin, table);
+            }
+        }
+    }
+
+    /**
+     * Regression: on a pool defaulting to REPEATABLE READ, a release (plain or read-write) whose row another
+     * transaction changed and committed while the release's statement waited for it failed with 40001, and
+     * {@code close()} threw, where READ COMMITTED would have re-read the row and deleted it. Forced here: an
+     * explicit transaction touches the holder's row (as a concurrent renewal does) and commits once the
+     * release waits for it.
+     */
+    @Test
+    void aReleaseOnARepeatableReadPoolWaitsOutAConcurrentUpdateOfItsRow() throws Exception {
+        String table = "baton_rr_rel_" + Long.toString(ThreadLocalRandom.current().nextLong() & Long.MAX_VALUE, 36);
+        String name = unique("release");
+        try (var rr = pool(PostgresFixture.ADMIN_URL, true, "TRANSACTION_REPEATABLE_READ");
+             JdbcLockClient client = JdbcLocks.builder(rr).tableName(table).createTableIfMissing().build();
+             Connection admin = java.sql.DriverManager.getConnection(PostgresFixture.ADMIN_URL);
+             Connection other = java.sql.DriverManager.getConnection(PostgresFixture.ADMIN_URL)) {
+            try {
+                for (String rows : List.of(table, table + "_rw")) {
+                    Lease held = rows.equals(table) ? client.lock(name).acquire(Duration.ofSeconds(5))
+                            : client.readWriteLock(name).writeLock().acquire(Duration.ofSeconds(5));
+                    other.setAutoCommit(false);
+                    try (PreparedStatement ps = other.prepareStatement("UPDATE " + rows
+                            + " SET expires_at = expires_at WHERE name = ? AND owner <> ''")) {
+                        ps.setString(1, name);
+                        assertThat(ps.executeUpdate()).as("the holder's row in %s", rows).isEqualTo(1);
+                    }
+                    var release = java.util.concurrent.CompletableFuture.runAsync(held::close);
+                    org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10))
+                            .until(() -> release.isDone() || blockedBy(admin, other) > 0);
+                    other.commit();
+                    release.get(10, TimeUnit.SECONDS);
+                    Lease again = rows.equals(table) ? client.lock(name).tryAcquire().orElse(null)
+                            : client.readWriteLock(name).writeLock().tryAcquire().orElse(null);
+                    assertThat(again).as("released in %s", rows).isNotNull();
+                    again.close();
+                }
+            } finally {
+                if (!other.getAutoCommit()) {
+                    other.rollback();
+                }
+                dropTables(admin, table);
+            }
+        }
+    }
+
+    /** How many server sessions wait for a lock that {@code holder}'s session holds. */
+    private static int blockedBy(Connection admin, Connection holder) throws SQLException {
+        long pid = holder.unwrap(org.postgresql.PGConnection.class).getBackendPID();
+        try (PreparedStatement ps = admin.prepareStatement("SELECT count(*) FROM pg_stat_activity"
+                + " WHERE ? = ANY (pg_blocking_pids(pid))")) {
+            ps.setInt(1, (int) pid);
+            try (var rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getInt(1);
+            }
+        }
+    }
+
+    private static void dropTables(Connection admin, String table) throws SQLException {
+        try (Statement st = admin.createStatement()) {
+            st.execute("DROP TABLE IF EXISTS " + table + "_rw, " + table + "_rowlocks, " + table + "_versions, "
+                    + table + "_names, " + table + " CASCADE");
+            st.execute("DROP SEQUENCE IF EXISTS " + table + "_token_seq");
+        }
+    }
+
     @Test
     void tableNamesAreValidated() {
         JdbcLocks.Builder b = JdbcLocks.builder(postgres());

@@ -72,16 +72,16 @@ class OneNameTwoStrategiesIT {
         try (JdbcLockClient lease = client(db, Strategy.LEASE); JdbcLockClient session = client(db, Strategy.SESSION)) {
             Lease held = lease.lock(name).acquire(Duration.ofSeconds(5));
             assertThatThrownBy(() -> session.lock(name).tryAcquire())
-                    .isExactlyInstanceOf(LockException.class)
+                    .isExactlyInstanceOf(StrategyConflictException.class)
                     .hasMessageContaining("lock '" + name + "' is used with the lease strategy in table " + table(db))
                     .hasMessageContaining("one name is one lock");
             assertThatThrownBy(() -> session.lock(name).acquire(Duration.ofSeconds(30)))
-                    .as("refused at once, not a wait for the lease").isExactlyInstanceOf(LockException.class);
+                    .as("refused at once, not a wait for the lease").isExactlyInstanceOf(StrategyConflictException.class);
             assertThat(held.isValid()).isTrue();
             held.close();
             assertThatThrownBy(() -> session.lock(name).tryAcquire())
                     .as("a released lease row still belongs to the lease strategy")
-                    .isExactlyInstanceOf(LockException.class).hasMessageContaining("lease strategy");
+                    .isExactlyInstanceOf(StrategyConflictException.class).hasMessageContaining("lease strategy");
             try (Lease again = lease.lock(name).tryAcquire().orElseThrow()) {
                 assertThat(again.isValid()).as("the lease strategy keeps working").isTrue();
             }
@@ -95,18 +95,18 @@ class OneNameTwoStrategiesIT {
         try (JdbcLockClient session = client(db, Strategy.SESSION); JdbcLockClient lease = client(db, Strategy.LEASE)) {
             Lease held = session.lock(name).acquire(Duration.ofSeconds(5));
             assertThatThrownBy(() -> lease.lock(name).tryAcquire())
-                    .isExactlyInstanceOf(LockException.class)
+                    .isExactlyInstanceOf(StrategyConflictException.class)
                     .hasMessageContaining("lock '" + name + "' is used with the session strategy in table " + table(db))
                     .hasMessageContaining("one name is one lock");
             assertThatThrownBy(() -> lease.lock(name).acquire(Duration.ofSeconds(30)))
-                    .as("refused at once, not a wait that can never end").isExactlyInstanceOf(LockException.class);
+                    .as("refused at once, not a wait that can never end").isExactlyInstanceOf(StrategyConflictException.class);
             assertThatThrownBy(() -> lease.runOnce(name, Duration.ofSeconds(10), Duration.ofMillis(1), () -> { }))
                     .as("runOnce refuses too, instead of returning false forever")
-                    .isExactlyInstanceOf(LockException.class).hasMessageContaining("session strategy");
+                    .isExactlyInstanceOf(StrategyConflictException.class).hasMessageContaining("session strategy");
             held.close();
             assertThatThrownBy(() -> lease.lock(name).tryAcquire())
                     .as("a free session lock still belongs to the session strategy")
-                    .isExactlyInstanceOf(LockException.class);
+                    .isExactlyInstanceOf(StrategyConflictException.class);
             try (Lease again = session.lock(name).tryAcquire().orElseThrow()) {
                 assertThat(again.isValid()).as("the session strategy keeps working").isTrue();
             }
@@ -128,7 +128,7 @@ class OneNameTwoStrategiesIT {
             }
             lease.purgeExpired(Duration.ofSeconds(1));
             assertThatThrownBy(() -> lease.lock(name).tryAcquire()).as("still the session strategy's after a purge")
-                    .isExactlyInstanceOf(LockException.class);
+                    .isExactlyInstanceOf(StrategyConflictException.class);
         }
     }
 
@@ -144,7 +144,7 @@ class OneNameTwoStrategiesIT {
              JdbcLockClient session = client(db, Strategy.SESSION, manual); JdbcLockClient lease = client(db, Strategy.LEASE);
              Lease held = session.lock(name).acquire(Duration.ofSeconds(5))) {
             assertThatThrownBy(() -> lease.lock(name).tryAcquire()).as("the marker row survived the pool's rollback")
-                    .isExactlyInstanceOf(LockException.class).hasMessageContaining("session strategy");
+                    .isExactlyInstanceOf(StrategyConflictException.class).hasMessageContaining("session strategy");
             assertThat(held.isValid()).isTrue();
         }
     }
