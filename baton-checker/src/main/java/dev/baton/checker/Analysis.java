@@ -126,16 +126,27 @@ final class Analysis {
     Result analyse() {
         String scenario = spec.fault();
         if (r.notApplicable().isPresent()) {
-            return new Result(r.backend(), r.backendName(), scenario, spec, "N/A", r.notApplicable().get(), 0, 0, 0, 0,
+            String na = r.notApplicable().get();
+            return new Result(r.backend(), r.backendName(), scenario, spec, na.contains(" refused --pool ") ? "REFUSED"
+                    : "N/A", na, 0, 0, 0, 0,
                     0, 0, 0, 0, 0, Map.of(), Map.of(), Map.of(), List.of(), 0, 0, -1, -1, -1, -1, 0, 0, 0, 0,
                     List.of());
         }
         notes.addAll(r.notes());
+        if (spec.strategy() instanceof JdbcRunOnceStrategy) {
+            return new RunOnceChecks().analyse();
+        }
         rebuildAttempts();
         long lease = spec.leaseTime().toNanos();
         long margin = ScenarioSpec.MARGIN.toNanos();
         for (Scenario.Fault f : r.faults()) {
-            if (!f.kind().equals("kill")) {
+            if (f.kind().equals("restart")) {
+                // a restart cuts every worker off the server at once
+                for (Scenario.Proc p : r.procs()) {
+                    faultWindows.computeIfAbsent(p.index + "." + p.gen, k -> new ArrayList<>())
+                            .add(new long[] {f.start(), f.end() + lease + margin});
+                }
+            } else if (!f.kind().equals("kill")) {
                 faultWindows.computeIfAbsent(f.worker() + "." + f.gen(), k -> new ArrayList<>())
                         .add(new long[] {f.start(), f.end() + lease + margin});
             }
@@ -164,9 +175,10 @@ final class Analysis {
         } else if (grants == 0) {
             verdict = "INCONCLUSIVE";
             reason = "no lock was ever granted";
-        } else if (!scenario.equals("none") && hits < 5) {
+        } else if (!scenario.equals("none") && hits < ScenarioSpec.minHits(scenario)) {
             verdict = "INCONCLUSIVE";
-            reason = "only " + hits + " fault(s) hit a holder; at least 5 are needed";
+            reason = "only " + hits + " fault(s) hit a holder; at least " + ScenarioSpec.minHits(scenario)
+                    + " are needed";
         } else {
             verdict = "PASS";
             reason = scenario.equals("none") ? "no violations (no faults injected)" : "no violations, " + hits + " hits";
@@ -608,7 +620,7 @@ final class Analysis {
         // belief overlap: a paused or cut-off holder may believe past its hold; so may one whose sessions were
         // killed, where the holds end with the session (it hears so at its next renewal probe)
         boolean faultsThatStall = spec.fault().equals("pause") || spec.fault().equals("partition")
-                || (spec.fault().equals("session-kill") && spec.strategy().sessionKillEndsHolds());
+                || spec.fault().equals("restart") || (spec.fault().equals("session-kill") && spec.strategy().sessionKillEndsHolds());
         int infoOverlaps = 0;
         long infoMs = 0;
         int badOverlaps = 0;
@@ -693,5 +705,211 @@ final class Analysis {
             }
         }
         return out;
+    }
+
+    /** One {@code runOnce} call and its run, rebuilt from its worker's events and the resource's record. */
+    static final class RunCall {
+        String id;
+        int w;
+        int g;
+        String name;
+        long tid;
+        long invokeT;
+        String outcome; // ok, info, or null if the worker ended first
+        long outcomeT;
+        Boolean ran;
+        long runT = Long.MAX_VALUE;
+        long doneT = Long.MAX_VALUE;
+        long procEnd = Long.MAX_VALUE;
+
+        String key() {
+            return "w" + w + "." + g + "#" + tid;
+        }
+
+        /** When the task stopped running: DONE, else its process's end, else never (as far as we know). */
+        long runEnd() {
+            return Math.min(doneT, procEnd);
+        }
+    }
+
+    /** The checks of {@code --strategy run-once} (see {@link JdbcRunOnceStrategy}), on the same (a)–(e). */
+    private final class RunOnceChecks {
+        /** Clock slack between the database's clock (grants) and the host's monotonic clock (the record). */
+        private final long tol = TimeUnit.MILLISECONDS.toNanos(50);
+        private final Map<String, RunCall> calls = new LinkedHashMap<>();
+        private final Map<String, RunCall> byKey = new HashMap<>();
+
+        Result analyse() {
+            for (Scenario.Proc p : r.procs()) {
+                for (Map<String, Object> e : Scenario.readEvents(p, notes)) {
+                    String id = (String) e.get("a");
+                    if ("invoke".equals(e.get("type"))) {
+                        ops++;
+                    }
+                    if (id == null || !"runOnce".equals(e.get("op"))) {
+                        continue;
+                    }
+                    long t = (Long) e.get("t");
+                    if (e.get("type").equals("invoke")) {
+                        RunCall c = new RunCall();
+                        c.id = id;
+                        c.w = p.index;
+                        c.g = p.gen;
+                        c.name = (String) e.get("lock");
+                        c.tid = (Long) e.get("tid");
+                        c.invokeT = t;
+                        c.procEnd = p.ended < 0 ? Long.MAX_VALUE : p.ended;
+                        calls.put(id, c);
+                        byKey.put(c.key(), c);
+                    } else if (calls.containsKey(id)) {
+                        RunCall c = calls.get(id);
+                        c.outcome = (String) e.get("type");
+                        c.outcomeT = t;
+                        c.ran = (Boolean) e.get("ran");
+                    }
+                }
+            }
+            int unmatched = 0;
+            for (ResourceServer.Access a : r.accesses()) {
+                RunCall c = calls.get(a.attempt());
+                if (c == null) {
+                    if (a.op().equals("run") || a.op().equals("done")) {
+                        unmatched++;
+                    }
+                    continue;
+                }
+                if (a.op().equals("run")) {
+                    c.runT = Math.min(c.runT, a.nanos());
+                } else if (a.op().equals("done")) {
+                    c.doneT = Math.min(c.doneT, a.nanos());
+                }
+            }
+            long atMost = JdbcRunOnceStrategy.atMostFor(spec.leaseTime()).toNanos();
+            long atLeast = JdbcRunOnceStrategy.atLeastFor(spec.leaseTime()).toNanos();
+            Map<String, List<RunCall>> runs = new TreeMap<>();
+            for (RunCall c : calls.values()) {
+                if (c.runT != Long.MAX_VALUE) {
+                    runs.computeIfAbsent(c.name, k -> new ArrayList<>()).add(c);
+                }
+            }
+            int overlaps = 0;
+            int early = 0;
+            long nRuns = 0;
+            long liveBound = JdbcRunOnceStrategy.atMostFor(spec.leaseTime()).plus(ScenarioSpec.MARGIN).toNanos();
+            long maxGap = -1;
+            for (var entry : runs.entrySet()) {
+                List<RunCall> list = entry.getValue();
+                list.sort(Comparator.comparingLong(c -> c.runT));
+                nRuns += list.size();
+                for (int j = 0; j < list.size(); j++) {
+                    RunCall b = list.get(j);
+                    for (int i = j - 1; i >= 0; i--) {
+                        RunCall a = list.get(i);
+                        if (a.runT < b.runT - atMost) {
+                            break; // it and every earlier run were called more than atMostFor before b started
+                        }
+                        if (b.runT < a.runEnd() && b.runT < a.invokeT + atMost - tol) {
+                            overlaps++;
+                            violation("a", entry.getKey() + ": run " + b.id + " started at " + at(b.runT) + " while run "
+                                    + a.id + " (called at " + at(a.invokeT) + ", so granted less than atMostFor "
+                                    + ms(atMost) + " ms before) was still running");
+                        }
+                    }
+                    if (j > 0) {
+                        RunCall a = list.get(j - 1);
+                        if (b.runT < a.invokeT + atLeast - tol) {
+                            early++;
+                            violation("b", entry.getKey() + ": run " + b.id + " started " + ms(b.runT - a.invokeT)
+                                    + " ms after run " + a.id + " was called, before atLeastFor " + ms(atLeast) + " ms");
+                        }
+                    }
+                }
+                for (int j = 0; j + 1 < list.size(); j++) {
+                    maxGap = Math.max(maxGap, list.get(j + 1).runT - list.get(j).runT);
+                }
+            }
+            // (c): a name reported taken must have been taken by a call that could still hold it: one that was
+            // under way (its grant lies between its call and its return or death) less than atMostFor before
+            int stuck = 0;
+            Map<String, List<RunCall>> perName = new TreeMap<>();
+            for (RunCall c : calls.values()) {
+                perName.computeIfAbsent(c.name, k -> new ArrayList<>()).add(c);
+            }
+            long slack = atMost + ScenarioSpec.MARGIN.toNanos();
+            for (RunCall c : calls.values()) {
+                if (!"ok".equals(c.outcome) || !Boolean.FALSE.equals(c.ran)) {
+                    continue;
+                }
+                boolean explained = false;
+                for (RunCall d : perName.get(c.name)) {
+                    long end = d.outcome != null ? d.outcomeT : d.procEnd;
+                    if (d != c && d.invokeT <= c.outcomeT && end >= c.invokeT - slack) {
+                        explained = true;
+                        break;
+                    }
+                }
+                if (!explained) {
+                    stuck++;
+                    violation("c", c.name + ": " + c.id + " found it taken at " + at(c.invokeT) + ".." + at(c.outcomeT)
+                            + ", yet no call of it was under way in the atMostFor (" + ms(atMost) + " ms) + margin before");
+                }
+            }
+            int ranFalse = 0;
+            int notRun = 0;
+            for (RunCall c : calls.values()) {
+                if ("ok".equals(c.outcome) && Boolean.FALSE.equals(c.ran) && c.runT != Long.MAX_VALUE) {
+                    ranFalse++;
+                    violation("e", c.name + ": " + c.id + " returned false (not run) but its task ran at " + at(c.runT));
+                }
+                if ("ok".equals(c.outcome) && Boolean.TRUE.equals(c.ran) && c.runT == Long.MAX_VALUE) {
+                    notRun++;
+                    violation("e", c.name + ": " + c.id + " returned true but the resource never saw its task run");
+                }
+            }
+            checkNeverStuck();
+            Map<String, Integer> hitsByMode = new TreeMap<>();
+            for (Scenario.Fault f : r.faults()) {
+                RunCall c = byKey.get(f.holder() == null ? "" : keyOf(f.holder()));
+                boolean inFlight = c != null && c.invokeT < f.start() && (c.outcome == null || c.outcomeT > f.start());
+                if (inFlight && !(f.kind().equals("session-kill") && f.effect() == 0)) {
+                    hitsByMode.merge(f.kind().equals("partition") ? f.kind() + ":" + f.mode() : f.kind(), 1,
+                            Integer::sum);
+                }
+            }
+            checkNotes.put("a", nRuns + " runs; overlapping within atMostFor " + overlaps + " (atMostFor "
+                    + ms(atMost) + " ms)");
+            checkNotes.put("b", "started before the previous call + atLeastFor " + early + " (atLeastFor "
+                    + ms(atLeast) + " ms, slack " + ms(tol) + " ms)");
+            checkNotes.put("c", "found taken with no holder possible " + stuck + " (a name stays taken at most atMostFor"
+                    + " " + ms(atMost) + " ms after a grant, + margin); longest gap between runs of a name "
+                    + (maxGap < 0 ? "-" : ms(maxGap)) + " ms");
+            checkNotes.put("e", "returned false but ran " + ranFalse + ", returned true but never ran " + notRun
+                    + (unmatched > 0 ? ", runs of unknown calls " + unmatched : ""));
+            int hits = hitsByMode.values().stream().mapToInt(Integer::intValue).sum();
+            long skipped = calls.values().stream().filter(c -> Boolean.FALSE.equals(c.ran)).count();
+            long unknown = calls.values().stream().filter(c -> !"ok".equals(c.outcome)).count();
+            int total = violations.values().stream().mapToInt(Integer::intValue).sum();
+            String scenario = spec.fault();
+            String verdict;
+            String reason;
+            if (total > 0) {
+                verdict = "FAIL";
+                reason = total + " violation(s)";
+            } else if (nRuns == 0) {
+                verdict = "INCONCLUSIVE";
+                reason = "no task ever ran";
+            } else if (!scenario.equals("none") && hits < ScenarioSpec.minHits(scenario)) {
+                verdict = "INCONCLUSIVE";
+                reason = "only " + hits + " fault(s) hit a runner; at least " + ScenarioSpec.minHits(scenario)
+                        + " are needed";
+            } else {
+                verdict = "PASS";
+                reason = scenario.equals("none") ? "no violations (no faults injected)" : "no violations, " + hits + " hits";
+            }
+            return new Result(r.backend(), r.backendName(), scenario, spec, verdict, reason, ops, calls.size(), nRuns,
+                    skipped, unknown, r.accesses().size(), 0, r.faults().size(), hits, hitsByMode, violations,
+                    checkNotes, details, maxGap < 0 ? -1 : ms(maxGap), ms(liveBound), -1, -1, -1, -1, 0, 0, 0,
+                    r.samples().size(), notes);
+        }
     }
 }

@@ -15,17 +15,33 @@ import java.util.Objects;
  * @param locks     locks they contend for
  * @param leaseTime the lease time under test
  * @param duration  how long faults are injected
- * @param fault     {@code kill}, {@code pause}, {@code session-kill}, {@code partition} or {@code none}
+ * @param fault     {@code kill}, {@code pause}, {@code session-kill}, {@code partition}, {@code restart} or
+ *                  {@code none}
  * @param seed      seeds the workers' and the nemesis' choices
  * @param workDir   where event logs and worker output go
  * @param fence     the resource's fence ({@link Fence#STRICT} except in the checker's own tests)
  * @param workerJvm JVM options of the workers
+ * @param pool      how the workers reach the database
  */
 public record ScenarioSpec(CheckStrategy strategy, String url, String table, int workers, int locks,
                            Duration leaseTime, Duration duration, String fault, long seed, Path workDir,
-                           Fence fence, List<String> workerJvm) {
+                           Fence fence, List<String> workerJvm, Pool pool) {
     /** The faults the checker knows. */
-    public static final List<String> FAULTS = List.of("kill", "pause", "session-kill", "partition", "none");
+    public static final List<String> FAULTS = List.of("kill", "pause", "session-kill", "partition", "restart", "none");
+    /**
+     * Faults that must hit a holder before a scenario may PASS: 5, and 1 for {@code restart} (each restart
+     * hits every holder at once, and one is all a CI run can afford).
+     */
+    static int minHits(String fault) {
+        return fault.equals("restart") ? 1 : 5;
+    }
+
+    /** A scenario on the checker's default pool. */
+    public ScenarioSpec(CheckStrategy strategy, String url, String table, int workers, int locks, Duration leaseTime,
+                        Duration duration, String fault, long seed, Path workDir, Fence fence, List<String> workerJvm) {
+        this(strategy, url, table, workers, locks, leaseTime, duration, fault, seed, workDir, fence, workerJvm,
+                Pool.DEFAULT);
+    }
     /** Worker JVM options: small heaps, quick start, on a machine shared with other work. */
     public static final List<String> DEFAULT_WORKER_JVM = List.of("-Xmx64m", "-Xss512k", "-XX:TieredStopAtLevel=1",
             "-XX:+UseSerialGC", "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn");
@@ -35,6 +51,7 @@ public record ScenarioSpec(CheckStrategy strategy, String url, String table, int
     public ScenarioSpec {
         Objects.requireNonNull(strategy, "strategy");
         Objects.requireNonNull(fence, "fence");
+        Objects.requireNonNull(pool, "pool");
         if (!FAULTS.contains(fault)) {
             throw new IllegalArgumentException("unknown fault '" + fault + "'; known: " + FAULTS);
         }
