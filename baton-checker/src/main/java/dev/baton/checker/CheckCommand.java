@@ -67,7 +67,8 @@ public final class CheckCommand implements Callable<Integer> {
     String table;
 
     @Option(names = "--profile", paramLabel = "P",
-            description = "quick (CI: lease 1s, 12s per scenario) or standard (lease 2s, 60s per scenario); explicit options win.")
+            description = "quick (CI: lease 1s, 12s per scenario, 3s scheduling margin on every time bound) or standard"
+                    + " (lease 2s, 60s per scenario, 1.5s margin); explicit options win.")
     String profile;
 
     @Option(names = "--workers", paramLabel = "N", description = "Worker JVMs (default 6).")
@@ -211,7 +212,8 @@ public final class CheckCommand implements Callable<Integer> {
         for (String u : urls) {
             for (String f : kinds) {
                 ScenarioSpec spec = new ScenarioSpec(strat, u, table, n, k, leaseTime, runTime, f, baseSeed + i,
-                        dir.resolve(i + "-" + f), Fence.STRICT, ScenarioSpec.DEFAULT_WORKER_JVM, poolMode);
+                        dir.resolve(i + "-" + f), Fence.STRICT, ScenarioSpec.DEFAULT_WORKER_JVM, poolMode,
+                        quick ? ScenarioSpec.QUICK_MARGIN : ScenarioSpec.MARGIN);
                 i++;
                 Analysis.Result r = new Analysis(new Scenario(spec).run()).analyse();
                 results.add(r);
