@@ -413,7 +413,14 @@ final class Scenario {
         if (now - (runStart + (stopWhen != null ? 1 : MAX_STRETCH) * spec.duration().toNanos()) >= 0) {
             return false; // with a stop condition, the duration is its bound
         }
-        Analysis.Result so = new Analysis(snapshot()).analyse();
+        Analysis.Result so;
+        try {
+            so = new Analysis(snapshot()).analyse();
+        } catch (RuntimeException e) {
+            // an event log caught mid-write, say: no decision this time; stop at the duration
+            notes.add("analysing the history so far at " + at(now) + " failed: " + e);
+            return now - end < 0;
+        }
         if (stopWhen != null && stopWhen.test(so)) {
             notes.add("stopped injecting faults early, at " + at(now) + ": the history so far met the stop condition");
             return false;
