@@ -9,16 +9,16 @@ import java.time.Duration;
  * {@code --strategy run-once}: scheduled-task semantics, {@link JdbcLockClient#runOnce}, on the lease table.
  * Each worker calls {@code runOnce(name, atMostFor, atLeastFor, task)} on a schedule; the task tells the
  * resource server when it starts and ends. With lease time L under test, {@code atMostFor} is L and
- * {@code atLeastFor} is L/4; tasks take 100–400 ms. The checks ({@link Analysis}) are, by the resource
+ * {@code atLeastFor} is L/4; tasks take 100–400 ms (at most 2/5 of L). The checks ({@link Analysis}) are, by the resource
  * server's clock and the runners' own histories:
  * <ul>
  *   <li>(a) no overlap: no run of a name starts while an earlier run of it, started less than
  *       {@code atMostFor} after its {@code runOnce} call, is still running;</li>
  *   <li>(b) atLeastFor: no run of a name starts less than {@code atLeastFor} after the previous run's
  *       {@code runOnce} call (its grant came after the call, so this is a lower bound the row must keep);</li>
- *   <li>(c) liveness: the next run of a name starts within {@code atMostFor} of the previous run's start
- *       (a runner that died or stalled frees it then), plus the runners' schedule and the checker's
- *       margin — from the end of a restart where one intervened;</li>
+ *   <li>(c) liveness: a call told the name is taken can be explained by a call of it under way less than
+ *       {@code atMostFor} (+ margin) before — a row never outlives {@code atMostFor} — and no call by a
+ *       worker no fault touched ends in an error;</li>
  *   <li>(d) never stuck: as for the lease strategy;</li>
  *   <li>(e) outcomes: a call that returned true ran its task once, a call that returned false never did.</li>
  * </ul>
@@ -36,9 +36,6 @@ public class JdbcRunOnceStrategy extends JdbcLeaseStrategy {
         return lease.dividedBy(4);
     }
 
-    /** The longest pause of a runner's schedule between two calls, plus a call's own round trips. */
-    static final Duration SCHEDULE = Duration.ofMillis(300);
-
     @Override
     public String name() {
         return "run-once";
@@ -51,11 +48,5 @@ public class JdbcRunOnceStrategy extends JdbcLeaseStrategy {
      */
     protected boolean runOnce(LockClient client, String name, Duration atMostFor, Duration atLeastFor, Runnable task) {
         return ((JdbcLockClient) client).runOnce(name, atMostFor, atLeastFor, task);
-    }
-
-    @Override
-    public HandOver handOver(String fault, String mode, Duration leaseTime) {
-        return new HandOver(true, fault.equals("restart") || fault.equals("pause") || fault.equals("partition"),
-                atMostFor(leaseTime).plus(SCHEDULE), "a runner's name is free again at most atMostFor after its grant");
     }
 }

@@ -132,7 +132,7 @@ public final class Worker {
 
     /**
      * {@code --strategy run-once}: on a schedule (every 20–100 ms), call {@code runOnce} on a random name; the
-     * task tells the resource it runs ({@code RUN}), works for 100–400 ms (under a quarter of the lease, so
+     * task tells the resource it runs ({@code RUN}), works for 100–400 ms (at most 2/5 of the lease, so
      * well inside {@code atMostFor}), and says it is done ({@code DONE}). Each call runs on a fresh thread,
      * whose id is in the row's owner, as for an attempt.
      */
@@ -143,7 +143,7 @@ public final class Worker {
         while (!stopping) {
             String a = id + "." + n++;
             String name = "lock-" + random.nextInt(locks);
-            long work = 100 + random.nextInt(301);
+            long work = Math.min(100 + random.nextInt(301), leaseMs * 2 / 5);
             Thread t = new Thread(() -> {
                 log.log("type", "invoke", "op", "runOnce", "a", a, "lock", name, "tid", Thread.currentThread().getId());
                 try {
