@@ -516,6 +516,35 @@ final class Analysis {
                         + ", while others waited");
             }
         }
+        // a restart cuts every holder off at once: every lock, not only the target's, must be granted again
+        for (Scenario.Fault f : r.faults()) {
+            if (!f.kind().equals("restart")) {
+                continue;
+            }
+            Attempt hit = hitAttempt(f);
+            long limit = spec.strategy().handOver("restart", f.mode(), spec.leaseTime()).bound().toNanos() + margin;
+            long deadline = f.end() + limit;
+            for (String lock : new java.util.TreeSet<>(Scenario.lockNames(spec.locks()))) {
+                if (hit != null && lock.equals(f.lock())) {
+                    continue; // checked above
+                }
+                long next = Long.MAX_VALUE;
+                for (Attempt g : grants.getOrDefault(lock, List.of())) {
+                    if (g.outcomeT > f.start()) {
+                        next = Math.min(next, g.outcomeT);
+                    }
+                }
+                if (next != Long.MAX_VALUE) {
+                    measured++;
+                    maxRecovery = Math.max(maxRecovery, next - f.end());
+                }
+                if (next - f.end() > limit && deadline < r.stopAt() && waiting(lock, deadline, null)) {
+                    violation("c", "restart at " + at(f.start()) + " until " + at(f.end()) + ": next grant of " + lock
+                            + (next == Long.MAX_VALUE ? " never came" : " after " + ms(next - f.end()) + " ms")
+                            + ", bound " + ms(limit) + " ms from the server's return, while others waited");
+                }
+            }
+        }
         int unfaultedErrors = 0;
         for (Attempt a : byId.values()) {
             // an error after its process was told to stop (its client closed under it) is the checker's doing
@@ -538,7 +567,8 @@ final class Analysis {
     private boolean waiting(String lock, long t, Attempt exclude) {
         for (Attempt a : byId.values()) {
             if (a != exclude && lock.equals(a.lock) && a.invokeT < t
-                    && (a.outcome == null ? a.procEnd > t : a.outcomeT > t) && !(a.w == exclude.w && a.g == exclude.g)) {
+                    && (a.outcome == null ? a.procEnd > t : a.outcomeT > t)
+                    && (exclude == null || !(a.w == exclude.w && a.g == exclude.g))) {
                 return true;
             }
         }

@@ -223,8 +223,14 @@ final class Scenario {
             }
             long faultsEnd = System.nanoTime();
             proxies.forEach(FaultProxy::heal);
-            // let the system recover with no faults before stopping it
-            Thread.sleep(Math.max(1000, spec.leaseTime().toMillis()));
+            // let the system recover with no faults before stopping it; after a restart, for as long as every
+            // lock has to be granted again (check (c) can only judge a deadline that passed before the stop)
+            long settle = Math.max(1000, spec.leaseTime().toMillis());
+            if (spec.fault().equals("restart")) {
+                settle = Math.max(settle, spec.strategy().handOver("restart", "", spec.leaseTime()).bound()
+                        .plus(spec.margin()).toMillis() + 500);
+            }
+            Thread.sleep(settle);
             long stopAt = System.nanoTime();
             stopWorkers();
             sampling = false;
