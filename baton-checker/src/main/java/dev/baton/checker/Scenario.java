@@ -479,15 +479,23 @@ final class Scenario {
         int n = 0;
         long nextCheck = System.nanoTime();
         long notBefore = System.nanoTime();
+        faults:
         while (true) {
-            if (System.nanoTime() - nextCheck >= 0) {
-                if (!goOn(end)) {
+            long pause = spec.fault().equals("restart") ? 200 : gap / 2 + random.nextInt((int) gap);
+            long wake = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(pause);
+            while (true) { // the drawn pause, looking at the history about every CHECK_MS meanwhile
+                if (System.nanoTime() - nextCheck >= 0) {
+                    if (!goOn(end)) {
+                        break faults;
+                    }
+                    nextCheck = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(CHECK_MS);
+                }
+                long left = wake - System.nanoTime();
+                if (left <= 0) {
                     break;
                 }
-                nextCheck = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(CHECK_MS);
+                TimeUnit.NANOSECONDS.sleep(Math.min(left, Math.max(1, nextCheck - System.nanoTime())));
             }
-            long pause = spec.fault().equals("restart") ? 200 : gap / 2 + random.nextInt((int) gap);
-            Thread.sleep(Math.min(pause, CHECK_MS));
             running.removeIf(t -> !t.isAlive());
             if (running.size() >= maxConcurrent || samples.isEmpty() || System.nanoTime() - notBefore < 0) {
                 continue;
