@@ -506,7 +506,7 @@ final class Analysis {
             long deadline = from + limit;
             if (next != Long.MAX_VALUE) {
                 measured++;
-                maxRecovery = Math.max(maxRecovery, next - from);
+                maxRecovery = Math.max(maxRecovery, Math.max(0, next - from));
             }
             if (next - from > limit && deadline < r.stopAt() && waiting(f.lock(), deadline, hit)) {
                 violation("c", kind + " of w" + f.worker() + "." + f.gen() + " holding " + f.lock()
@@ -536,7 +536,7 @@ final class Analysis {
                 }
                 if (next != Long.MAX_VALUE) {
                     measured++;
-                    maxRecovery = Math.max(maxRecovery, next - f.end());
+                    maxRecovery = Math.max(maxRecovery, Math.max(0, next - f.end()));
                 }
                 if (next - f.end() > limit && deadline < r.stopAt() && waiting(lock, deadline, null)) {
                     violation("c", "restart at " + at(f.start()) + " until " + at(f.end()) + ": next grant of " + lock
