@@ -21,12 +21,12 @@ import java.util.concurrent.TimeUnit;
  *       equals the number of accepted writes;</li>
  *   <li>(b) tokens: unique per lock, and if grant A completed before attempt B began, token(A) &lt; token(B);</li>
  *   <li>(c) liveness: after a fault hit a holder, the next grant of its lock comes within the strategy's
- *       bound plus {@link ScenarioSpec#MARGIN}, counted from the fault's start or, where the strategy lets
+ *       bound plus the scenario's margin ({@link ScenarioSpec#margin}), counted from the fault's start or, where the strategy lets
  *       the holder keep the lock while the fault lasts, from its end ({@link CheckStrategy#handOver}),
  *       whenever someone was waiting for it;</li>
  *   <li>(d) never stuck: the final probe acquires every lock within its bound; no lock is left held and no
  *       server session of a worker remains once the workers are gone; and no lock is ever seen held by a
- *       server session of a worker process that had died more than {@link ScenarioSpec#MARGIN} before;</li>
+ *       server session of a worker process that had died more than the scenario's margin ({@link ScenarioSpec#margin}) before;</li>
  *   <li>(e) no double outcome: a holder the backend shows is an attempt that did not report failure and
  *       has the token it reported; an attempt that reported a grant, and has neither released, nor heard
  *       its lease was lost, nor been faulted, is the holder every sample shows; two attempts that were never
@@ -60,6 +60,8 @@ final class Analysis {
         long procExit = Long.MAX_VALUE;
         long lostT = Long.MAX_VALUE;
         long procEnd = Long.MAX_VALUE;
+        /** The error an acquisition ended in (outcome info), or null. */
+        String error;
 
         String key() {
             return "w" + w + "." + g + "#" + tid;
@@ -98,6 +100,8 @@ final class Analysis {
     private final List<String> details = new ArrayList<>();
     private final List<String> notes = new ArrayList<>();
     private final Map<String, List<long[]>> faultWindows = new HashMap<>();
+    /** Acquisitions (or runOnce calls) that ended in an error, by message with its numbers masked. */
+    private final Map<String, Integer> errors = new TreeMap<>();
     private long ops;
 
     Analysis(Scenario.Record r) {
@@ -126,19 +130,30 @@ final class Analysis {
     Result analyse() {
         String scenario = spec.fault();
         if (r.notApplicable().isPresent()) {
-            return new Result(r.backend(), r.backendName(), scenario, spec, "N/A", r.notApplicable().get(), 0, 0, 0, 0,
+            String na = r.notApplicable().get();
+            return new Result(r.backend(), r.backendName(), scenario, spec, na.contains(" refused --pool ") ? "REFUSED"
+                    : "N/A", na, 0, 0, 0, 0,
                     0, 0, 0, 0, 0, Map.of(), Map.of(), Map.of(), List.of(), 0, 0, -1, -1, -1, -1, 0, 0, 0, 0,
                     List.of());
         }
         notes.addAll(r.notes());
         rebuildAttempts();
         long lease = spec.leaseTime().toNanos();
-        long margin = ScenarioSpec.MARGIN.toNanos();
+        long margin = spec.margin().toNanos();
         for (Scenario.Fault f : r.faults()) {
-            if (!f.kind().equals("kill")) {
+            if (f.kind().equals("restart")) {
+                // a restart cuts every worker off the server at once
+                for (Scenario.Proc p : r.procs()) {
+                    faultWindows.computeIfAbsent(p.index + "." + p.gen, k -> new ArrayList<>())
+                            .add(new long[] {f.start(), f.end() + lease + margin});
+                }
+            } else if (!f.kind().equals("kill")) {
                 faultWindows.computeIfAbsent(f.worker() + "." + f.gen(), k -> new ArrayList<>())
                         .add(new long[] {f.start(), f.end() + lease + margin});
             }
+        }
+        if (spec.strategy() instanceof JdbcRunOnceStrategy) {
+            return new RunOnceChecks().analyse();
         }
         checkFencedExclusion();
         checkTokens();
@@ -164,19 +179,33 @@ final class Analysis {
         } else if (grants == 0) {
             verdict = "INCONCLUSIVE";
             reason = "no lock was ever granted";
-        } else if (!scenario.equals("none") && hits < 5) {
+        } else if (!scenario.equals("none") && hits < ScenarioSpec.minHits(scenario)) {
             verdict = "INCONCLUSIVE";
-            reason = "only " + hits + " fault(s) hit a holder; at least 5 are needed";
+            reason = "only " + hits + " fault(s) hit a holder; at least " + ScenarioSpec.minHits(scenario)
+                    + " are needed";
         } else {
             verdict = "PASS";
             reason = scenario.equals("none") ? "no violations (no faults injected)" : "no violations, " + hits + " hits";
         }
+        noteErrors("acquisition(s)");
         lostNotices.sort(null);
         handOvers.sort(null);
         return new Result(r.backend(), r.backendName(), scenario, spec, verdict, reason, ops, attempts, grants, timeouts,
                 unknown, r.accesses().size(), stale, r.faults().size(), hits, hitsByMode, violations, checkNotes,
                 details, recovery[0], recovery[1], pct(handOvers, 50), pct(handOvers, 99), pct(lostNotices, 50),
                 pct(lostNotices, 99), lostNotices.size(), (int) overlap[0], overlap[1], r.samples().size(), notes);
+    }
+
+    /** A message with its numbers masked, so errors of one kind count together. */
+    static String errorKind(String msg) {
+        String m = msg.replaceAll("\\d+", "N");
+        return m.length() > 200 ? m.substring(0, 200) + "…" : m;
+    }
+
+    /** Notes the commonest errors: a strategy that fails half its calls may still be safe, but it should show. */
+    private void noteErrors(String what) {
+        errors.entrySet().stream().sorted((x, y) -> y.getValue() - x.getValue()).limit(3)
+                .forEach(e -> notes.add(e.getValue() + " " + what + " failed with: " + e.getKey()));
     }
 
     private static long pct(List<Long> sorted, int p) {
@@ -223,6 +252,12 @@ final class Analysis {
                     case "acquire" -> {
                         a.outcome = type;
                         a.outcomeT = t;
+                        if (type.equals("info") && e.get("msg") instanceof String msg) {
+                            a.error = msg;
+                            if (t < a.procEnd) { // not the checker closing the client under it
+                                errors.merge(errorKind(msg), 1, Integer::sum);
+                            }
+                        }
                         if (type.equals("ok")) {
                             a.token = (Long) e.get("token");
                         }
@@ -245,12 +280,17 @@ final class Analysis {
     }
 
     private boolean faulted(Attempt a, long from, long to) {
-        List<long[]> ws = faultWindows.get(a.w + "." + a.g);
+        return touched(a.w, a.g, from, to);
+    }
+
+    /** Whether a fault window of worker process {@code w.g} overlaps [from, to). */
+    private boolean touched(int w, int g, long from, long to) {
+        List<long[]> ws = faultWindows.get(w + "." + g);
         if (ws == null) {
             return false;
         }
-        for (long[] w : ws) {
-            if (w[0] < to && from < w[1]) {
+        for (long[] win : ws) {
+            if (win[0] < to && from < win[1]) {
                 return true;
             }
         }
@@ -391,7 +431,7 @@ final class Analysis {
      * Until when the server may still show this attempt's hold, from the attempt's own history: a failed
      * acquire never held; a release that returned freed the lock before it returned; an ambiguous acquire or
      * release discards the session (the server frees it when it sees the connection close); a dead process's
-     * sessions end when the server sees its connections close. Ambiguous ends get {@link ScenarioSpec#MARGIN}
+     * sessions end when the server sees its connections close. Ambiguous ends get the scenario's margin ({@link ScenarioSpec#margin})
      * of slack, or the end of a fault on the process (a cut-off connection closes when the path heals).
      */
     private long holdUntil(Attempt a) {
@@ -411,7 +451,7 @@ final class Analysis {
     }
 
     private long settled(Attempt a, long t) {
-        long end = t + ScenarioSpec.MARGIN.toNanos();
+        long end = t + spec.margin().toNanos();
         for (long[] w : faultWindows.getOrDefault(a.w + "." + a.g, List.of())) {
             if (w[0] <= t && t < w[1]) {
                 end = Math.max(end, w[1]);
@@ -431,8 +471,8 @@ final class Analysis {
 
     /** (c); also counts hits and lost-lease notices. Returns {max recovery ms, bound ms}. */
     private long[] checkLiveness(Map<String, Integer> hitsByMode, List<Long> lostNotices) {
-        long bound = spec.strategy().handOverBound(spec.leaseTime()).plus(ScenarioSpec.MARGIN).toNanos();
-        long margin = ScenarioSpec.MARGIN.toNanos();
+        long bound = spec.strategy().handOverBound(spec.leaseTime()).plus(spec.margin()).toNanos();
+        long margin = spec.margin().toNanos();
         Map<String, String> rules = new TreeMap<>();
         long maxRecovery = -1;
         int measured = 0;
@@ -476,12 +516,22 @@ final class Analysis {
                         + ", while others waited");
             }
         }
+        int unfaultedErrors = 0;
+        for (Attempt a : byId.values()) {
+            // an error after its process was told to stop (its client closed under it) is the checker's doing
+            if ("info".equals(a.outcome) && a.outcomeT < a.procEnd && !faulted(a, a.invokeT - margin, a.outcomeT)) {
+                unfaultedErrors++;
+                violation("c", "attempt " + a.id + " on " + a.lock + " failed at " + at(a.outcomeT) + " with an error"
+                        + " while no fault touched its worker: " + a.error);
+            }
+        }
+        rules.put("errors", unfaultedErrors + " acquisition(s) by a worker no fault touched ended in an error");
         StringBuilder rule = new StringBuilder();
         rules.forEach((k, v) -> rule.append("; ").append(k).append(": ").append(v));
         checkNotes.put("c", measured + " hand-overs after a hit measured; " + missed + " fault(s) missed a holder"
                 + " (it released first or its sessions were already gone); bound " + ms(bound) + " ms = "
                 + spec.strategy().handOverBound(spec.leaseTime()).toMillis() + " ms + margin "
-                + ScenarioSpec.MARGIN.toMillis() + " ms" + rule);
+                + spec.margin().toMillis() + " ms" + rule);
         return new long[] {maxRecovery < 0 ? -1 : ms(maxRecovery), ms(bound)};
     }
 
@@ -547,7 +597,7 @@ final class Analysis {
                     if (any != null) {
                         continue;
                     }
-                    if (exit != Long.MAX_VALUE && s.s0() - exit > ScenarioSpec.MARGIN.toNanos()) {
+                    if (exit != Long.MAX_VALUE && s.s0() - exit > spec.margin().toNanos()) {
                         deadHolders++;
                         violation("d", info.name() + " held by a session of w" + w[0] + "." + w[1] + " at " + at(s.s1())
                                 + ", " + ms(s.s0() - exit) + " ms after that process had died (" + info.holder() + ")");
@@ -608,7 +658,7 @@ final class Analysis {
         // belief overlap: a paused or cut-off holder may believe past its hold; so may one whose sessions were
         // killed, where the holds end with the session (it hears so at its next renewal probe)
         boolean faultsThatStall = spec.fault().equals("pause") || spec.fault().equals("partition")
-                || (spec.fault().equals("session-kill") && spec.strategy().sessionKillEndsHolds());
+                || spec.fault().equals("restart") || (spec.fault().equals("session-kill") && spec.strategy().sessionKillEndsHolds());
         int infoOverlaps = 0;
         long infoMs = 0;
         int badOverlaps = 0;
@@ -693,5 +743,228 @@ final class Analysis {
             }
         }
         return out;
+    }
+
+    /** One {@code runOnce} call and its run, rebuilt from its worker's events and the resource's record. */
+    static final class RunCall {
+        String id;
+        int w;
+        int g;
+        String name;
+        long tid;
+        long invokeT;
+        String outcome; // ok, info, or null if the worker ended first
+        long outcomeT;
+        Boolean ran;
+        long runT = Long.MAX_VALUE;
+        long doneT = Long.MAX_VALUE;
+        long procEnd = Long.MAX_VALUE;
+        String error;
+
+        String key() {
+            return "w" + w + "." + g + "#" + tid;
+        }
+
+        /** When the task stopped running: DONE, else its process's end, else never (as far as we know). */
+        long runEnd() {
+            return Math.min(doneT, procEnd);
+        }
+    }
+
+    /** The checks of {@code --strategy run-once} (see {@link JdbcRunOnceStrategy}), on the same (a)–(e). */
+    private final class RunOnceChecks {
+        /** Clock slack between the database's clock (grants) and the host's monotonic clock (the record). */
+        private final long tol = TimeUnit.MILLISECONDS.toNanos(50);
+        private final Map<String, RunCall> calls = new LinkedHashMap<>();
+        private final Map<String, RunCall> byKey = new HashMap<>();
+
+        Result analyse() {
+            for (Scenario.Proc p : r.procs()) {
+                for (Map<String, Object> e : Scenario.readEvents(p, notes)) {
+                    String id = (String) e.get("a");
+                    if ("invoke".equals(e.get("type"))) {
+                        ops++;
+                    }
+                    if (id == null || !"runOnce".equals(e.get("op"))) {
+                        continue;
+                    }
+                    long t = (Long) e.get("t");
+                    if (e.get("type").equals("invoke")) {
+                        RunCall c = new RunCall();
+                        c.id = id;
+                        c.w = p.index;
+                        c.g = p.gen;
+                        c.name = (String) e.get("lock");
+                        c.tid = (Long) e.get("tid");
+                        c.invokeT = t;
+                        c.procEnd = p.ended < 0 ? Long.MAX_VALUE : p.ended;
+                        calls.put(id, c);
+                        byKey.put(c.key(), c);
+                    } else if (calls.containsKey(id)) {
+                        RunCall c = calls.get(id);
+                        c.outcome = (String) e.get("type");
+                        c.outcomeT = t;
+                        c.ran = (Boolean) e.get("ran");
+                        if (c.outcome.equals("info") && e.get("msg") instanceof String msg) {
+                            c.error = msg;
+                            if (t < c.procEnd) {
+                                errors.merge(errorKind(msg), 1, Integer::sum);
+                            }
+                        }
+                    }
+                }
+            }
+            int unmatched = 0;
+            for (ResourceServer.Access a : r.accesses()) {
+                RunCall c = calls.get(a.attempt());
+                if (c == null) {
+                    if (a.op().equals("run") || a.op().equals("done")) {
+                        unmatched++;
+                    }
+                    continue;
+                }
+                if (a.op().equals("run")) {
+                    c.runT = Math.min(c.runT, a.nanos());
+                } else if (a.op().equals("done")) {
+                    c.doneT = Math.min(c.doneT, a.nanos());
+                }
+            }
+            long atMost = JdbcRunOnceStrategy.atMostFor(spec.leaseTime()).toNanos();
+            long atLeast = JdbcRunOnceStrategy.atLeastFor(spec.leaseTime()).toNanos();
+            Map<String, List<RunCall>> runs = new TreeMap<>();
+            for (RunCall c : calls.values()) {
+                if (c.runT != Long.MAX_VALUE) {
+                    runs.computeIfAbsent(c.name, k -> new ArrayList<>()).add(c);
+                }
+            }
+            int overlaps = 0;
+            int early = 0;
+            long nRuns = 0;
+            long liveBound = JdbcRunOnceStrategy.atMostFor(spec.leaseTime()).plus(spec.margin()).toNanos();
+            long maxGap = -1;
+            for (var entry : runs.entrySet()) {
+                List<RunCall> list = entry.getValue();
+                list.sort(Comparator.comparingLong(c -> c.runT));
+                nRuns += list.size();
+                for (int j = 0; j < list.size(); j++) {
+                    RunCall b = list.get(j);
+                    for (int i = j - 1; i >= 0; i--) {
+                        RunCall a = list.get(i);
+                        if (a.runT < b.runT - atMost) {
+                            break; // it and every earlier run were called more than atMostFor before b started
+                        }
+                        if (b.runT < a.runEnd() && b.runT < a.invokeT + atMost - tol) {
+                            overlaps++;
+                            violation("a", entry.getKey() + ": run " + b.id + " started at " + at(b.runT) + " while run "
+                                    + a.id + " (called at " + at(a.invokeT) + ", so granted less than atMostFor "
+                                    + ms(atMost) + " ms before) was still running");
+                        }
+                    }
+                    if (j > 0) {
+                        RunCall a = list.get(j - 1);
+                        if (b.runT < a.invokeT + atLeast - tol) {
+                            early++;
+                            violation("b", entry.getKey() + ": run " + b.id + " started " + ms(b.runT - a.invokeT)
+                                    + " ms after run " + a.id + " was called, before atLeastFor " + ms(atLeast) + " ms");
+                        }
+                    }
+                }
+                for (int j = 0; j + 1 < list.size(); j++) {
+                    maxGap = Math.max(maxGap, list.get(j + 1).runT - list.get(j).runT);
+                }
+            }
+            // (c): a name reported taken must have been taken by a call that could still hold it: one that was
+            // under way (its grant lies between its call and its return or death) less than atMostFor before
+            int stuck = 0;
+            Map<String, List<RunCall>> perName = new TreeMap<>();
+            for (RunCall c : calls.values()) {
+                perName.computeIfAbsent(c.name, k -> new ArrayList<>()).add(c);
+            }
+            long slack = atMost + spec.margin().toNanos();
+            for (RunCall c : calls.values()) {
+                if (!"ok".equals(c.outcome) || !Boolean.FALSE.equals(c.ran)) {
+                    continue;
+                }
+                boolean explained = false;
+                for (RunCall d : perName.get(c.name)) {
+                    long end = d.outcome != null ? d.outcomeT : d.procEnd;
+                    if (d != c && d.invokeT <= c.outcomeT && end >= c.invokeT - slack) {
+                        explained = true;
+                        break;
+                    }
+                }
+                if (!explained) {
+                    stuck++;
+                    violation("c", c.name + ": " + c.id + " found it taken at " + at(c.invokeT) + ".." + at(c.outcomeT)
+                            + ", yet no call of it was under way in the atMostFor (" + ms(atMost) + " ms) + margin before");
+                }
+            }
+            int ranFalse = 0;
+            int notRun = 0;
+            for (RunCall c : calls.values()) {
+                if ("ok".equals(c.outcome) && Boolean.FALSE.equals(c.ran) && c.runT != Long.MAX_VALUE) {
+                    ranFalse++;
+                    violation("e", c.name + ": " + c.id + " returned false (not run) but its task ran at " + at(c.runT));
+                }
+                if ("ok".equals(c.outcome) && Boolean.TRUE.equals(c.ran) && c.runT == Long.MAX_VALUE) {
+                    notRun++;
+                    violation("e", c.name + ": " + c.id + " returned true but the resource never saw its task run");
+                }
+            }
+            int unfaultedErrors = 0;
+            for (RunCall c : calls.values()) {
+                if ("info".equals(c.outcome) && c.outcomeT < c.procEnd && !touched(c.w, c.g, c.invokeT - spec.margin().toNanos(), c.outcomeT)) {
+                    unfaultedErrors++;
+                    violation("c", c.name + ": " + c.id + " failed at " + at(c.outcomeT) + " with an error while no fault"
+                            + " touched its worker: " + c.error);
+                }
+            }
+            checkNeverStuck();
+            Map<String, Integer> hitsByMode = new TreeMap<>();
+            for (Scenario.Fault f : r.faults()) {
+                RunCall c = byKey.get(f.holder() == null ? "" : keyOf(f.holder()));
+                boolean inFlight = c != null && c.invokeT < f.start() && (c.outcome == null || c.outcomeT > f.start());
+                if (inFlight && !(f.kind().equals("session-kill") && f.effect() == 0)) {
+                    hitsByMode.merge(f.kind().equals("partition") ? f.kind() + ":" + f.mode() : f.kind(), 1,
+                            Integer::sum);
+                }
+            }
+            checkNotes.put("a", nRuns + " runs; overlapping within atMostFor " + overlaps + " (atMostFor "
+                    + ms(atMost) + " ms)");
+            checkNotes.put("b", "started before the previous call + atLeastFor " + early + " (atLeastFor "
+                    + ms(atLeast) + " ms, slack " + ms(tol) + " ms)");
+            checkNotes.put("c", "found taken with no holder possible " + stuck + " (a name stays taken at most atMostFor"
+                    + " " + ms(atMost) + " ms after a grant, + margin); longest gap between runs of a name "
+                    + (maxGap < 0 ? "-" : ms(maxGap)) + " ms; calls by a worker no fault touched that ended in an error "
+                    + unfaultedErrors);
+            checkNotes.put("e", "returned false but ran " + ranFalse + ", returned true but never ran " + notRun
+                    + (unmatched > 0 ? ", runs of unknown calls " + unmatched : ""));
+            noteErrors("runOnce call(s)");
+            int hits = hitsByMode.values().stream().mapToInt(Integer::intValue).sum();
+            long skipped = calls.values().stream().filter(c -> Boolean.FALSE.equals(c.ran)).count();
+            long unknown = calls.values().stream().filter(c -> !"ok".equals(c.outcome)).count();
+            int total = violations.values().stream().mapToInt(Integer::intValue).sum();
+            String scenario = spec.fault();
+            String verdict;
+            String reason;
+            if (total > 0) {
+                verdict = "FAIL";
+                reason = total + " violation(s)";
+            } else if (nRuns == 0) {
+                verdict = "INCONCLUSIVE";
+                reason = "no task ever ran";
+            } else if (!scenario.equals("none") && hits < ScenarioSpec.minHits(scenario)) {
+                verdict = "INCONCLUSIVE";
+                reason = "only " + hits + " fault(s) hit a runner; at least " + ScenarioSpec.minHits(scenario)
+                        + " are needed";
+            } else {
+                verdict = "PASS";
+                reason = scenario.equals("none") ? "no violations (no faults injected)" : "no violations, " + hits + " hits";
+            }
+            return new Result(r.backend(), r.backendName(), scenario, spec, verdict, reason, ops, calls.size(), nRuns,
+                    skipped, unknown, r.accesses().size(), 0, r.faults().size(), hits, hitsByMode, violations,
+                    checkNotes, details, maxGap < 0 ? -1 : ms(maxGap), ms(liveBound), -1, -1, -1, -1, 0, 0, 0,
+                    r.samples().size(), notes);
+        }
     }
 }

@@ -22,7 +22,8 @@ import java.util.concurrent.Callable;
  * {@code baton check}: runs contending worker processes against a real backend, injects faults into the
  * current lock holder, and checks the history (see {@link Analysis}). One scenario per URL and fault; a
  * block per scenario and a summary table on standard output; exit status {@value #FAIL} if any scenario
- * FAILed, {@value #INCONCLUSIVE} if none failed but one was INCONCLUSIVE, 0 if all passed (or did not apply).
+ * FAILed, {@value #INCONCLUSIVE} if none failed but one was INCONCLUSIVE, 0 if all passed (or did not apply,
+ * or the strategy refused the pool as it documents).
  */
 @Command(name = "check", mixinStandardHelpOptions = true, version = "baton check 0.1.0-SNAPSHOT",
         usageHelpAutoWidth = true, sortOptions = false,
@@ -48,8 +49,17 @@ public final class CheckCommand implements Callable<Integer> {
 
     @Option(names = "--strategy", defaultValue = "lease", paramLabel = "S",
             description = "Strategy: lease (JDBC lease rows), session (PostgreSQL advisory locks, MariaDB/MySQL GET_LOCK),"
-                    + " or a class implementing dev.baton.checker.CheckStrategy (default ${DEFAULT-VALUE}).")
+                    + " run-once (JdbcLockClient.runOnce on a schedule), or a class implementing"
+                    + " dev.baton.checker.CheckStrategy (default ${DEFAULT-VALUE}).")
     String strategy;
+
+    @Option(names = "--pool", defaultValue = "default", paramLabel = "P",
+            description = "How the workers reach the database: default (the checker's pool), autocommit-off"
+                    + " (HikariCP, connections default to autoCommit=false), small (HikariCP of " + Pool.SMALL_SIZE
+                    + " connections, what each strategy documents as its need), pgbouncer (through PgBouncer in"
+                    + " transaction mode at 127.0.0.1:6432, PostgreSQL URLs; the session strategy must refuse it)"
+                    + " (default ${DEFAULT-VALUE}).")
+    String pool;
 
     @Option(names = "--table", defaultValue = "baton_check", paramLabel = "NAME",
             description = "The checker's lock table (default ${DEFAULT-VALUE}); another name keeps two runs on one"
@@ -57,7 +67,8 @@ public final class CheckCommand implements Callable<Integer> {
     String table;
 
     @Option(names = "--profile", paramLabel = "P",
-            description = "quick (CI: lease 1s, 12s per scenario) or standard (lease 2s, 60s per scenario); explicit options win.")
+            description = "quick (CI: lease 1s, 12s per scenario, 3s scheduling margin on every time bound) or standard"
+                    + " (lease 2s, 60s per scenario, 1.5s margin); explicit options win.")
     String profile;
 
     @Option(names = "--workers", paramLabel = "N", description = "Worker JVMs (default 6).")
@@ -69,15 +80,18 @@ public final class CheckCommand implements Callable<Integer> {
     @Option(names = "--lease", paramLabel = "D", description = "Lease time under test (default 2s).")
     String lease;
 
-    @Option(names = "--duration", paramLabel = "D", description = "Fault-injection time per scenario (default 60s).")
+    @Option(names = "--duration", paramLabel = "D", description = "Fault-injection time per scenario (default 60s);"
+            + " while fewer than 5 faults (1 restart) hit a holder, a scenario goes on for up to 3× this.")
     String duration;
 
     @Option(names = "--faults", split = ",", paramLabel = "F",
-            description = "kill, pause, session-kill, partition, none; one scenario each (default all four).")
+            description = "kill, pause, session-kill, partition, restart, none; one scenario each (default kill,"
+                    + " pause, session-kill, partition).")
     List<String> faults;
 
-    @Option(names = "--allow-restart", description = "Allow the restart fault, which restarts the backend server."
-            + " Not supported yet: with it, --faults restart is refused with a message saying so.")
+    @Option(names = "--allow-restart", description = "Allow the restart fault, which stops and starts the database"
+            + " server on this host as scripts/start-servers.sh does (PostgreSQL: pg_ctlcluster restart -m fast;"
+            + " MariaDB: SIGTERM, then start-stop-daemon). Every client of that server loses its sessions.")
     boolean allowRestart;
 
     @Option(names = "--seed", paramLabel = "N", description = "Seed for the workers' and the nemesis' choices (default: random, printed).")
@@ -168,26 +182,29 @@ public final class CheckCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--locks: 1 to 64, was " + k);
         }
         Set<String> kinds = new LinkedHashSet<>(faults != null ? faults : List.of("kill", "pause", "session-kill", "partition"));
-        if (kinds.contains("restart")) {
-            throw new IllegalArgumentException(allowRestart
-                    ? "--faults restart: restarting the backend server is not supported by this version of baton check"
-                    : "--faults restart restarts your backend server: it needs --allow-restart, and is not supported"
-                    + " by this version of baton check anyway");
-        }
         for (String f : kinds) {
             if (!ScenarioSpec.FAULTS.contains(f)) {
                 throw new IllegalArgumentException("--faults: unknown fault '" + f + "'; use kill, pause, session-kill,"
-                        + " partition or none");
+                        + " partition, restart or none");
             }
         }
+        if (kinds.contains("restart") && !allowRestart) {
+            throw new IllegalArgumentException("--faults restart stops and starts your database server, ending every"
+                    + " session of every client on it: add --allow-restart to mean it");
+        }
+        Pool poolMode = Pool.byId(pool);
         CheckStrategy strat = Strategies.byName(strategy);
         for (String u : urls) {
-            strat.validate(u);
+            strat.validate(u, poolMode);
+            if (kinds.contains("restart") && !u.toLowerCase(java.util.Locale.ROOT).startsWith("jdbc:sqlite:")) {
+                ServerRestart.of(u);
+            }
         }
         long baseSeed = seed != null ? seed : System.nanoTime() & 0xFFFFFF;
         Path dir = workDir != null ? workDir : Path.of(System.getProperty("java.io.tmpdir"),
                 "baton-check-" + LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")));
-        out.println("baton check: strategy " + strat.name() + ", " + n + " workers, " + k + " locks, lease "
+        out.println("baton check: strategy " + strat.name() + (poolMode == Pool.DEFAULT ? "" : ", pool " + poolMode)
+                + ", " + n + " workers, " + k + " locks, lease "
                 + leaseTime.toMillis() + " ms, " + runTime.toSeconds() + " s per scenario, seed " + baseSeed
                 + ", event logs in " + dir);
         List<Analysis.Result> results = new ArrayList<>();
@@ -195,7 +212,8 @@ public final class CheckCommand implements Callable<Integer> {
         for (String u : urls) {
             for (String f : kinds) {
                 ScenarioSpec spec = new ScenarioSpec(strat, u, table, n, k, leaseTime, runTime, f, baseSeed + i,
-                        dir.resolve(i + "-" + f), Fence.STRICT, ScenarioSpec.DEFAULT_WORKER_JVM);
+                        dir.resolve(i + "-" + f), Fence.STRICT, ScenarioSpec.DEFAULT_WORKER_JVM, poolMode,
+                        quick ? ScenarioSpec.QUICK_MARGIN : ScenarioSpec.MARGIN);
                 i++;
                 Analysis.Result r = new Analysis(new Scenario(spec).run()).analyse();
                 results.add(r);

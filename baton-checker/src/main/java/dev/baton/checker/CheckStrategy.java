@@ -3,6 +3,7 @@ package dev.baton.checker;
 import dev.baton.LockClient;
 
 import java.time.Duration;
+import java.util.Optional;
 
 /**
  * How the checker runs one locking strategy: the one interface a new strategy (advisory session locks,
@@ -45,6 +46,36 @@ public interface CheckStrategy {
     LockClient newClient(String url, String table, Duration leaseTime, String identity);
 
     /**
+     * Worker side, on the given pool ({@code --pool}). The default accepts only {@link Pool#DEFAULT}.
+     *
+     * @throws IllegalArgumentException if the strategy does not run on that pool
+     */
+    default LockClient newClient(String url, String table, Duration leaseTime, String identity, Pool pool) {
+        validate(url, pool);
+        return newClient(url, table, leaseTime, identity);
+    }
+
+    /**
+     * Why this strategy refuses a pool by design (the session strategy behind a transaction-mode pooler), or
+     * empty if it promises to work on it. The checker then expects a clear refusal and reports it as such.
+     */
+    default Optional<String> refuses(Pool pool) {
+        return Optional.empty();
+    }
+
+    /**
+     * Whether this strategy can run against the URL through that pool.
+     *
+     * @throws IllegalArgumentException if it cannot, saying why
+     */
+    default void validate(String url, Pool pool) {
+        validate(url);
+        if (pool != Pool.DEFAULT) {
+            throw new IllegalArgumentException("--pool " + pool + ": strategy " + name() + " has no pool to choose");
+        }
+    }
+
+    /**
      * How long after a holder dies, stalls or is cut off the strategy promises the lock to a waiter, before
      * the checker's scheduling margin: for a lease, the lease time plus the waiter's longest poll.
      */
@@ -73,7 +104,7 @@ public interface CheckStrategy {
      * for a session kill. A strategy whose holds end with the server session (advisory locks) owes a
      * hand-over after a session kill too; {@link #sessionKillEndsHolds} says so.
      *
-     * @param fault {@code kill}, {@code pause}, {@code session-kill} or {@code partition}
+     * @param fault {@code kill}, {@code pause}, {@code session-kill}, {@code partition} or {@code restart}
      * @param mode  the partition's mode ({@code blackhole}, {@code reset}, {@code drop-responses}), else the
      *              fault's own description
      */
@@ -81,6 +112,10 @@ public interface CheckStrategy {
         Duration bound = handOverBound(leaseTime);
         if (fault.equals("session-kill")) {
             return HandOver.none("a lease outlives its sessions: no hand-over is due");
+        }
+        if (fault.equals("restart")) {
+            return new HandOver(true, true, bound, "a lease outlives a restart: once the server is back the holder"
+                    + " releases, or its lease runs out");
         }
         if (fault.equals("partition") && mode.equals("drop-responses")) {
             return new HandOver(true, true, bound, "renewals still reach the server while replies are dropped");

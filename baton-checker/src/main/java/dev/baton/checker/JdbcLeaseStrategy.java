@@ -130,9 +130,28 @@ public class JdbcLeaseStrategy implements CheckStrategy {
     }
 
     @Override
+    public void validate(String url, Pool pool) {
+        validate(url);
+        if (pool == Pool.PGBOUNCER && kind(url) != Kind.POSTGRESQL) {
+            throw new IllegalArgumentException("--pool pgbouncer: PgBouncer speaks PostgreSQL only, not '" + url + "'");
+        }
+        if ((pool == Pool.AUTOCOMMIT_OFF || pool == Pool.SMALL) && kind(url) == Kind.SQLITE) {
+            throw new IllegalArgumentException("--pool " + pool + ": the checker runs SQLite on the driver's own data"
+                    + " source, not a pool; use a PostgreSQL or MariaDB/MySQL URL");
+        }
+    }
+
+    @Override
     public LockClient newClient(String url, String table, Duration leaseTime, String identity) {
+        return newClient(url, table, leaseTime, identity, Pool.DEFAULT);
+    }
+
+    @Override
+    public LockClient newClient(String url, String table, Duration leaseTime, String identity, Pool pool) {
+        validate(url, pool);
         DataSourceHandle ds = dataSource(url, identity, max(leaseTime.multipliedBy(2), Duration.ofSeconds(2)),
-                "baton-check-" + identity, workerPoolSize());
+                "baton-check-" + identity, pool == Pool.SMALL ? Pool.SMALL_SIZE : workerPoolSize(),
+                pool == Pool.AUTOCOMMIT_OFF);
         try {
             // the pool lives as long as the worker process: its threads are daemons and its sockets close at exit
             return configure(JdbcLocks.builder(ds.dataSource()).tableName(table).leaseTime(leaseTime)
@@ -175,6 +194,12 @@ public class JdbcLeaseStrategy implements CheckStrategy {
     /** As {@link #dataSource(String, String, Duration, String)}, with a pool of at most {@code poolSize}. */
     public static DataSourceHandle dataSource(String url, String identity, Duration timeout, String appName,
                                               int poolSize) {
+        return dataSource(url, identity, timeout, appName, poolSize, false);
+    }
+
+    /** As above; with {@code autoCommitOff} the pool's connections default to {@code autoCommit=false}. */
+    public static DataSourceHandle dataSource(String url, String identity, Duration timeout, String appName,
+                                              int poolSize, boolean autoCommitOff) {
         Kind kind = kind(url);
         if (kind == Kind.SQLITE) {
             SQLiteConfig config = new SQLiteConfig();
@@ -188,6 +213,7 @@ public class JdbcLeaseStrategy implements CheckStrategy {
         config.setPoolName(appName);
         config.setJdbcUrl(driverUrl(url));
         config.setMaximumPoolSize(poolSize);
+        config.setAutoCommit(!autoCommitOff);
         config.setMinimumIdle(1);
         config.setConnectionTimeout(Math.max(250, timeout.toMillis()));
         config.setValidationTimeout(Math.max(250, Math.min(1000, timeout.toMillis() / 2)));

@@ -6,6 +6,7 @@ import dev.baton.spi.AbstractClientBuilder;
 
 import java.time.Duration;
 import java.util.Locale;
+import java.util.Optional;
 
 /**
  * The JDBC session strategy ({@link Strategy#SESSION}): PostgreSQL advisory locks, MariaDB/MySQL
@@ -75,6 +76,13 @@ public class JdbcSessionStrategy extends JdbcLeaseStrategy {
     }
 
     @Override
+    public Optional<String> refuses(Pool pool) {
+        return pool == Pool.PGBOUNCER ? Optional.of("a transaction-mode pooler hands each transaction to any server"
+                + " connection, so it cannot keep a session lock; the README says the session strategy refuses it")
+                : Optional.empty();
+    }
+
+    @Override
     protected boolean holdersAreSessions() {
         return true;
     }
@@ -99,6 +107,8 @@ public class JdbcSessionStrategy extends JdbcLeaseStrategy {
             case "session-kill" -> new HandOver(true, false, b, "the server frees a killed session's locks at once");
             case "pause" -> new HandOver(true, true, b, "a paused holder's live session keeps its lock; resumed,"
                     + " its lease is past its deadline and it releases");
+            case "restart" -> new HandOver(true, true, b, "a restart ends every session and frees every lock; once"
+                    + " the server is back, waiters reconnect and take it");
             case "partition" -> mode.equals("reset")
                     ? new HandOver(true, false, b, "a reset connection ends its session at once")
                     : new HandOver(true, true, b, "the session lives while the path is cut (the proxy's host answers"

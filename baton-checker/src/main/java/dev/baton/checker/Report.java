@@ -17,19 +17,29 @@ final class Report {
         ScenarioSpec s = r.spec();
         StringBuilder sb = new StringBuilder();
         sb.append("== ").append(r.backendName()).append(" × ").append(r.scenario()).append("  [").append(r.backend())
-                .append("; strategy ").append(s.strategy().name()).append(", ").append(s.workers()).append(" workers, ")
+                .append("; strategy ").append(s.strategy().name())
+                .append(s.pool() == Pool.DEFAULT ? "" : ", pool " + s.pool()).append(", ").append(s.workers()).append(" workers, ")
                 .append(s.locks()).append(" locks, lease ").append(s.leaseTime().toMillis()).append(" ms, ")
                 .append(s.duration().toSeconds()).append(" s, seed ").append(s.seed()).append("]\n");
-        if (r.verdict().equals("N/A")) {
-            sb.append("   not applicable: ").append(r.verdictReason()).append('\n');
+        if (r.verdict().equals("N/A") || r.verdict().equals("REFUSED")) {
+            sb.append(r.verdict().equals("N/A") ? "   not applicable: " : "   refused, as documented: ")
+                    .append(r.verdictReason()).append('\n');
             return sb.toString();
         }
-        sb.append(String.format("   operations %d, acquisitions %d (granted %d, timed out %d, outcome unknown %d),"
-                        + " resource accesses %d (stale rejected %d), samples %d%n", r.ops(), r.attempts(), r.grants(),
-                r.timeouts(), r.unknown(), r.accesses(), r.staleRejected(), r.samples()));
+        if (s.strategy() instanceof JdbcRunOnceStrategy) {
+            sb.append(String.format("   operations %d, runOnce calls %d (ran %d, name taken %d, outcome unknown %d),"
+                    + " resource accesses %d, samples %d%n", r.ops(), r.attempts(), r.grants(), r.timeouts(),
+                    r.unknown(), r.accesses(), r.samples()));
+        } else {
+            sb.append(String.format("   operations %d, acquisitions %d (granted %d, timed out %d, outcome unknown %d),"
+                            + " resource accesses %d (stale rejected %d), samples %d%n", r.ops(), r.attempts(),
+                    r.grants(), r.timeouts(), r.unknown(), r.accesses(), r.staleRejected(), r.samples()));
+        }
         sb.append(String.format("   faults injected %d, hit a holder %d %s%n", r.faultsInjected(), r.hits(),
                 r.hitsByMode().isEmpty() ? "" : r.hitsByMode().toString()));
-        String[] names = {"a fenced exclusion", "b tokens", "c liveness", "d never stuck", "e outcomes"};
+        String[] names = s.strategy() instanceof JdbcRunOnceStrategy
+                ? new String[] {"a no overlap", "b atLeastFor", "c liveness", "d never stuck", "e outcomes"}
+                : new String[] {"a fenced exclusion", "b tokens", "c liveness", "d never stuck", "e outcomes"};
         for (String n : names) {
             String c = n.substring(0, 1);
             sb.append(String.format("   (%s) %-16s %3d violation(s)  %s%n", c, n.substring(2), r.violations().get(c),
@@ -55,9 +65,9 @@ final class Report {
         rows.add(new String[] {"backend", "scenario", "ops", "grants", "hits", "stale rej", "a", "b", "c", "d", "e",
                 "max recov/bound ms", "hand-over p50/p99 ms", "lost notice p50/p99 ms", "verdict"});
         for (Analysis.Result r : results) {
-            if (r.verdict().equals("N/A")) {
+            if (r.verdict().equals("N/A") || r.verdict().equals("REFUSED")) {
                 rows.add(new String[] {r.backendName(), r.scenario(), "-", "-", "-", "-", "-", "-", "-", "-", "-", "-",
-                        "-", "-", "N/A"});
+                        "-", "-", r.verdict()});
                 continue;
             }
             Map<String, Integer> v = r.violations();
@@ -124,7 +134,7 @@ final class Report {
             }
             details.append(']');
             sb.append(Json.object("backend", r.backendName(), "description", r.backend(), "scenario", r.scenario(),
-                    "strategy", r.spec().strategy().name(), "leaseMs", r.spec().leaseTime().toMillis(),
+                    "strategy", r.spec().strategy().name(), "pool", r.spec().pool().id(), "leaseMs", r.spec().leaseTime().toMillis(),
                     "durationS", r.spec().duration().toSeconds(), "workers", r.spec().workers(), "locks", r.spec().locks(),
                     "seed", r.spec().seed(), "verdict", r.verdict(), "reason", r.verdictReason(), "operations", r.ops(),
                     "acquisitions", r.attempts(), "grants", r.grants(), "timeouts", r.timeouts(), "unknown", r.unknown(),

@@ -21,6 +21,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * <pre>
  *   BEGIN|READ|END &lt;lock&gt; &lt;token&gt; &lt;attempt&gt;     → OK &lt;counter&gt; | STALE &lt;highest&gt;
  *   WRITE &lt;lock&gt; &lt;token&gt; &lt;attempt&gt; &lt;value&gt;       → OK &lt;value&gt;   | STALE &lt;highest&gt;
+ *   RUN|DONE &lt;name&gt; 0 &lt;attempt&gt;                → OK 0   (a runOnce task starts, ends; never refused)
  * </pre>
  * Every access, accepted or rejected, is recorded in order with {@link System#nanoTime()}; the checks read
  * that record, not the fence's decisions.
@@ -111,6 +112,12 @@ final class ResourceServer implements AutoCloseable {
                 return "ERR write needs a value";
             }
             written = Long.parseLong(p[4]);
+        } else if (op.equals("run") || op.equals("done")) {
+            // a runOnce task starting or ending: not fenced (runOnce gives the task no token), only recorded
+            synchronized (log) {
+                log.add(new Access(seq++, System.nanoTime(), lock, token, op, attempt, true, 0, Long.MIN_VALUE));
+            }
+            return "OK 0";
         } else if (!op.equals("begin") && !op.equals("read") && !op.equals("end")) {
             return "ERR unknown op " + op;
         }

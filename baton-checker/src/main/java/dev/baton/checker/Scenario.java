@@ -91,14 +91,36 @@ final class Scenario {
     private final Set<Integer> underFault = ConcurrentHashMap.newKeySet();
     private final List<String> notes = new CopyOnWriteArrayList<>();
     private final Random random;
+    /** Faults being injected now, by index: in a snapshot they count as lasting their full length. */
+    private final Map<Integer, Fault> active = new ConcurrentHashMap<>();
+    private final java.util.function.Predicate<Analysis.Result> stopWhen;
+    private volatile long runStart;
     private CheckBackend backend;
     private ResourceServer resource;
     private volatile boolean sampling = true;
 
     Scenario(ScenarioSpec spec) {
+        this(spec, null);
+    }
+
+    /**
+     * A scenario that stops injecting faults early, once an analysis of the history so far satisfies
+     * {@code stopWhen} (checked about every {@value #CHECK_MS} ms; the positive controls stop at their first
+     * violation). {@link ScenarioSpec#duration()} is then the bound.
+     */
+    Scenario(ScenarioSpec spec, java.util.function.Predicate<Analysis.Result> stopWhen) {
         this.spec = spec;
         this.random = new Random(spec.seed());
+        this.stopWhen = stopWhen;
     }
+
+    /** How often the nemesis analyses the history so far (hits, {@code stopWhen}). */
+    static final int CHECK_MS = 1000;
+    /**
+     * While fewer than {@link ScenarioSpec#minHits} faults hit a holder, a scenario goes on after its duration,
+     * up to this many times its duration: a slow machine gets a verdict, not INCONCLUSIVE.
+     */
+    static final int MAX_STRETCH = 3;
 
     /** Why this scenario cannot run on this backend (SQLite has no sessions or network path), if so. */
     static Optional<String> notApplicable(ScenarioSpec spec, CheckBackend backend) {
@@ -107,6 +129,13 @@ final class Scenario {
         }
         if (spec.fault().equals("partition") && backend.serverAddress().isEmpty()) {
             return Optional.of(backend.shortName() + " is not reached over a network: there is no path to partition");
+        }
+        if (spec.fault().equals("session-kill") && spec.pool() == Pool.PGBOUNCER) {
+            return Optional.of("through PgBouncer the server sessions are the pooler's, shared by all its clients:"
+                    + " there is no worker session to kill");
+        }
+        if (spec.fault().equals("restart") && backend.serverAddress().isEmpty()) {
+            return Optional.of(backend.shortName() + " is an embedded file: there is no server to restart");
         }
         return Optional.empty();
     }
@@ -131,8 +160,39 @@ final class Scenario {
         }
     }
 
+    /**
+     * A pool the strategy documents that it refuses ({@link CheckStrategy#refuses}): one client built and one
+     * lock taken through it, in this process. A refusal is the documented outcome, reported as REFUSED with the
+     * strategy's own message, instead of every worker retrying until the scenario times out; a strategy that
+     * accepts after all runs the scenario like any other, with a note.
+     */
+    private Optional<String> refusal() {
+        Optional<String> expected = spec.strategy().refuses(spec.pool());
+        if (expected.isEmpty()) {
+            return Optional.empty();
+        }
+        String url = spec.pool() == Pool.PGBOUNCER ? backend.urlThroughProxy(Pool.PGBOUNCER_ADDRESS.getPort())
+                : spec.url();
+        try (dev.baton.LockClient c = spec.strategy().newClient(url, spec.table(), spec.leaseTime(), "checker-preflight",
+                spec.pool())) {
+            c.lock("lock-0").tryAcquire().ifPresent(Lease::close);
+            notes.add("strategy " + spec.strategy().name() + " was expected to refuse --pool " + spec.pool() + " ("
+                    + expected.get() + ") but accepted it");
+            return Optional.empty();
+        } catch (RuntimeException e) {
+            return Optional.of("strategy " + spec.strategy().name() + " refused --pool " + spec.pool() + " ("
+                    + expected.get() + "): " + e.getMessage());
+        }
+    }
+
     private Record runWithResource() throws Exception {
-        Optional<InetSocketAddress> server = backend.serverAddress();
+        Optional<String> refused = refusal();
+        if (refused.isPresent()) {
+            return new Record(spec, backend.description(), backend.shortName(), List.of(), List.of(), List.of(),
+                    List.of(), Map.of(), List.of(), List.of(), 0, 0, 0, 0, List.of(), refused);
+        }
+        Optional<InetSocketAddress> server = spec.pool() == Pool.PGBOUNCER ? Optional.of(Pool.PGBOUNCER_ADDRESS)
+                : backend.serverAddress();
         for (int i = 0; i < spec.workers(); i++) {
             if (server.isPresent()) {
                 proxies.add(new FaultProxy(server.get()));
@@ -150,6 +210,7 @@ final class Scenario {
             tracker.setDaemon(true);
             tracker.start();
             long runStart = System.nanoTime();
+            this.runStart = runStart;
             long end = runStart + spec.duration().toNanos();
             List<Thread> running = new ArrayList<>();
             if (!spec.fault().equals("none")) {
@@ -202,7 +263,7 @@ final class Scenario {
         cmd.addAll(List.of("strategy=" + Strategies.workerArgument(spec.strategy()), "url=" + url,
                 "table=" + spec.table(), "lease=" + spec.leaseTime().toMillis(), "locks=" + spec.locks(),
                 "index=" + index, "gen=" + gen, "resource=" + resource.port(), "events=" + events,
-                "seed=" + spec.seed(), "wait=" + spec.acquireWait().toMillis()));
+                "seed=" + spec.seed(), "wait=" + spec.acquireWait().toMillis(), "pool=" + spec.pool().id()));
         if (!proxies.isEmpty()) {
             proxies.get(index).tag(gen); // the previous generation is dead: only this one can connect now
         }
@@ -339,15 +400,90 @@ final class Scenario {
         }
     }
 
+    /**
+     * Whether the nemesis goes on: until the scenario's duration, unless {@code stopWhen} holds for the
+     * history so far (then the duration is the bound); without a stop condition, after the duration, while
+     * fewer than {@link ScenarioSpec#minHits} faults hit a holder, up to {@link #MAX_STRETCH} × the duration.
+     */
+    private boolean goOn(long end) {
+        long now = System.nanoTime();
+        if (stopWhen == null && now - end < 0) {
+            return true;
+        }
+        if (now - (runStart + (stopWhen != null ? 1 : MAX_STRETCH) * spec.duration().toNanos()) >= 0) {
+            return false; // with a stop condition, the duration is its bound
+        }
+        Analysis.Result so;
+        try {
+            so = new Analysis(snapshot()).analyse();
+        } catch (RuntimeException e) {
+            // an event log caught mid-write, say: no decision this time; stop at the duration
+            notes.add("analysing the history so far at " + at(now) + " failed: " + e);
+            return now - end < 0;
+        }
+        if (stopWhen != null && stopWhen.test(so)) {
+            notes.add("stopped injecting faults early, at " + at(now) + ": the history so far met the stop condition");
+            return false;
+        }
+        if (now - end < 0) {
+            return true;
+        }
+        if (so.hits() < ScenarioSpec.minHits(spec.fault()) && so.totalViolations() == 0) { // a FAIL needs no hits
+            if (stretched++ == 0) {
+                notes.add("only " + so.hits() + " hit(s) after " + spec.duration().toSeconds() + " s: went on for up to "
+                        + MAX_STRETCH + "× the duration until " + ScenarioSpec.minHits(spec.fault()) + " hits");
+            }
+            return true;
+        }
+        return false;
+    }
+
+    private int stretched;
+
+    private String at(long nanos) {
+        return String.format("t+%.3fs", (nanos - runStart) / 1e9);
+    }
+
+    /**
+     * The history so far as a record for {@link Analysis}: faults under way count as lasting their full
+     * length, the counters are the last accepted writes of the same access record (so the two agree), no
+     * probe has run yet.
+     */
+    Record snapshot() {
+        long now = System.nanoTime();
+        List<ResourceServer.Access> accesses = resource.accesses();
+        Map<String, Long> counters = new java.util.TreeMap<>();
+        for (ResourceServer.Access a : accesses) {
+            if (a.accepted() && a.op().equals("write")) {
+                counters.put(a.lock(), a.value());
+            }
+        }
+        List<Fault> fs = new ArrayList<>(faults);
+        fs.addAll(active.values());
+        return new Record(spec, backend.description(), backend.shortName(), List.copyOf(procs), fs,
+                List.copyOf(samples), accesses, counters, List.of(), List.of(), 0, runStart, now, now,
+                new ArrayList<>(), Optional.empty());
+    }
+
     private void nemesis(long end, List<Thread> running) throws InterruptedException {
-        long gap = Math.max(300, spec.leaseTime().toMillis() * 3 / 5);
-        int maxConcurrent = spec.fault().equals("kill") || spec.fault().equals("session-kill") ? 1
-                : Math.max(1, spec.workers() / 3);
+        long gap = spec.fault().equals("restart") ? Math.max(10_000, spec.leaseTime().toMillis() * 5)
+                : Math.max(300, spec.leaseTime().toMillis() * 3 / 5);
+        int maxConcurrent = spec.fault().equals("kill") || spec.fault().equals("session-kill")
+                || spec.fault().equals("restart") ? 1 : Math.max(1, spec.workers() / 3);
         int n = 0;
-        while (System.nanoTime() < end) {
-            Thread.sleep(gap / 2 + random.nextInt((int) gap));
+        long nextCheck = System.nanoTime();
+        long notBefore = System.nanoTime();
+        while (true) {
+            if (System.nanoTime() - nextCheck >= 0) {
+                if (!goOn(end)) {
+                    break;
+                }
+                nextCheck = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(CHECK_MS);
+            }
+            long pause = spec.fault().equals("restart") ? 200 : gap / 2 + random.nextInt((int) gap);
+            Thread.sleep(Math.min(pause, CHECK_MS));
             running.removeIf(t -> !t.isAlive());
-            if (running.size() >= maxConcurrent || samples.isEmpty()) {
+            if (running.size() >= maxConcurrent || samples.isEmpty() || System.nanoTime() - notBefore < 0) {
                 continue;
             }
             Sample last = samples.get(samples.size() - 1);
@@ -383,53 +519,74 @@ final class Scenario {
             }, "fault-" + index);
             t.start();
             running.add(t);
+            if (spec.fault().equals("restart")) {
+                t.join(); // one restart at a time, then a quiet gap for the locks to recover
+                notBefore = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(gap);
+            }
         }
+    }
+
+    /** Marks a fault under way (for snapshots), as lasting {@code length} from now. */
+    private long begin(int index, String kind, String mode, Proc p, LockInfo target, Duration length, int effect) {
+        long start = System.nanoTime();
+        active.put(index, new Fault(index, kind, mode, p.index, p.gen, p.process.pid(), target.name(), target.holder(),
+                target.fencingToken(), start, start + length.toNanos(), effect));
+        return start;
+    }
+
+    private void done(int index, String kind, String mode, Proc p, LockInfo target, long start, int effect) {
+        faults.add(new Fault(index, kind, mode, p.index, p.gen, p.process.pid(), target.name(), target.holder(),
+                target.fencingToken(), start, System.nanoTime(), effect));
     }
 
     private void inject(int index, Proc p, LockInfo target) throws Exception {
         long pid = p.process.pid();
-        switch (spec.fault()) {
-            case "kill" -> {
-                long start = System.nanoTime();
-                p.ended = start;
-                p.endCause = "killed (SIGKILL)";
-                p.process.destroyForcibly();
-                p.process.waitFor(10, TimeUnit.SECONDS);
-                long end = System.nanoTime();
-                faults.add(new Fault(index, "kill", "SIGKILL", p.index, p.gen, pid, target.name(), target.holder(),
-                        target.fencingToken(), start, end, 1));
-                spawn(p.index, p.gen + 1);
+        try {
+            switch (spec.fault()) {
+                case "kill" -> {
+                    long start = begin(index, "kill", "SIGKILL", p, target, Duration.ZERO, 1);
+                    p.ended = start;
+                    p.endCause = "killed (SIGKILL)";
+                    p.process.destroyForcibly();
+                    p.process.waitFor(10, TimeUnit.SECONDS);
+                    done(index, "kill", "SIGKILL", p, target, start, 1);
+                    spawn(p.index, p.gen + 1);
+                }
+                case "pause" -> {
+                    String mode = "SIGSTOP " + spec.faultLength().toMillis() + " ms";
+                    long start = begin(index, "pause", mode, p, target, spec.faultLength(), 1);
+                    signal("STOP", pid);
+                    Thread.sleep(spec.faultLength().toMillis());
+                    signal("CONT", pid);
+                    done(index, "pause", mode, p, target, start, 1);
+                }
+                case "session-kill" -> {
+                    Set<Integer> ports = proxies.get(p.index).upstreamPorts();
+                    long start = begin(index, "session-kill", "", p, target, Duration.ZERO, 1);
+                    int killed = backend.killSessions(ports);
+                    done(index, "session-kill", killed + " session(s)", p, target, start, killed);
+                }
+                case "partition" -> {
+                    FaultProxy.Mode[] modes = {FaultProxy.Mode.BLACKHOLE, FaultProxy.Mode.RESET, FaultProxy.Mode.DROP_RESPONSES};
+                    FaultProxy.Mode m = modes[index % modes.length];
+                    String mode = m.name().toLowerCase(java.util.Locale.ROOT).replace('_', '-');
+                    FaultProxy proxy = proxies.get(p.index);
+                    long start = begin(index, "partition", mode, p, target, spec.faultLength(), 1);
+                    proxy.fault(m);
+                    Thread.sleep(spec.faultLength().toMillis());
+                    proxy.heal();
+                    done(index, "partition", mode, p, target, start, 1);
+                }
+                case "restart" -> {
+                    ServerRestart restart = ServerRestart.of(spec.url());
+                    long start = begin(index, "restart", restart.description(), p, target, ServerRestart.TIMEOUT, 1);
+                    restart.run();
+                    done(index, "restart", restart.description(), p, target, start, 1);
+                }
+                default -> throw new IllegalStateException("no fault " + spec.fault());
             }
-            case "pause" -> {
-                long start = System.nanoTime();
-                signal("STOP", pid);
-                Thread.sleep(spec.faultLength().toMillis());
-                signal("CONT", pid);
-                long end = System.nanoTime();
-                faults.add(new Fault(index, "pause", "SIGSTOP " + spec.faultLength().toMillis() + " ms", p.index, p.gen,
-                        pid, target.name(), target.holder(), target.fencingToken(), start, end, 1));
-            }
-            case "session-kill" -> {
-                Set<Integer> ports = proxies.get(p.index).upstreamPorts();
-                long start = System.nanoTime();
-                int killed = backend.killSessions(ports);
-                long end = System.nanoTime();
-                faults.add(new Fault(index, "session-kill", killed + " session(s)", p.index, p.gen, pid, target.name(),
-                        target.holder(), target.fencingToken(), start, end, killed));
-            }
-            case "partition" -> {
-                FaultProxy.Mode[] modes = {FaultProxy.Mode.BLACKHOLE, FaultProxy.Mode.RESET, FaultProxy.Mode.DROP_RESPONSES};
-                FaultProxy.Mode mode = modes[index % modes.length];
-                FaultProxy proxy = proxies.get(p.index);
-                long start = System.nanoTime();
-                proxy.fault(mode);
-                Thread.sleep(spec.faultLength().toMillis());
-                proxy.heal();
-                long end = System.nanoTime();
-                faults.add(new Fault(index, "partition", mode.name().toLowerCase(java.util.Locale.ROOT).replace('_', '-'),
-                        p.index, p.gen, pid, target.name(), target.holder(), target.fencingToken(), start, end, 1));
-            }
-            default -> throw new IllegalStateException("no fault " + spec.fault());
+        } finally {
+            active.remove(index);
         }
     }
 
@@ -461,7 +618,7 @@ final class Scenario {
     }
 
     private List<Probe> probe() {
-        Duration bound = spec.strategy().handOverBound(spec.leaseTime()).plus(ScenarioSpec.MARGIN);
+        Duration bound = spec.strategy().handOverBound(spec.leaseTime()).plus(spec.margin());
         List<Probe> out = new ArrayList<>();
         for (int i = 0; i < spec.locks(); i++) {
             String name = "lock-" + i;

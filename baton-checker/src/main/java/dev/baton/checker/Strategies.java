@@ -8,7 +8,8 @@ import java.util.function.Supplier;
 final class Strategies {
     private static final Map<String, Supplier<CheckStrategy>> BY_NAME = new TreeMap<>(Map.of(
             "lease", JdbcLeaseStrategy::new,
-            "session", JdbcSessionStrategy::new));
+            "session", JdbcSessionStrategy::new,
+            "run-once", JdbcRunOnceStrategy::new));
 
     private Strategies() {
     }

@@ -44,8 +44,12 @@ public final class Worker {
     private volatile boolean stopping;
     private final BufferedReader resIn;
     private final Writer resOut;
+    /** Set for {@code --strategy run-once}: the worker calls {@code runOnce} instead of acquiring. */
+    private final JdbcRunOnceStrategy runOnce;
 
-    private Worker(Map<String, String> args, EventLog log, LockClient client, Socket resource) throws IOException {
+    private Worker(Map<String, String> args, EventLog log, LockClient client, Socket resource,
+                   JdbcRunOnceStrategy runOnce) throws IOException {
+        this.runOnce = runOnce;
         this.args = args;
         this.log = log;
         this.client = client;
@@ -75,8 +79,11 @@ public final class Worker {
         long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
         while (client == null) {
             try {
-                client = strategy.newClient(args.get("url"), args.get("table"),
-                        Duration.ofMillis(Long.parseLong(args.get("lease"))), identity);
+                Pool pool = Pool.byId(args.getOrDefault("pool", Pool.DEFAULT.id()));
+                Duration lease = Duration.ofMillis(Long.parseLong(args.get("lease")));
+                // the default pool through the four-argument form, which test variants override
+                client = pool == Pool.DEFAULT ? strategy.newClient(args.get("url"), args.get("table"), lease, identity)
+                        : strategy.newClient(args.get("url"), args.get("table"), lease, identity, pool);
             } catch (RuntimeException e) {
                 log.log("type", "info", "op", "connect", "msg", String.valueOf(e));
                 if (System.nanoTime() - deadline > 0) {
@@ -88,7 +95,8 @@ public final class Worker {
         log.log("type", "info", "op", "ready", "client", client.clientId());
         Socket res = new Socket(InetAddress.getLoopbackAddress(), Integer.parseInt(args.get("resource")));
         res.setTcpNoDelay(true);
-        Worker w = new Worker(args, log, client, res);
+        Worker w = new Worker(args, log, client, res,
+                strategy instanceof JdbcRunOnceStrategy ro ? ro : null);
         LockClient c = client;
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             w.stopping = true;
@@ -104,6 +112,10 @@ public final class Worker {
     }
 
     private void loop() throws InterruptedException {
+        if (runOnce != null) {
+            runLoop();
+            return;
+        }
         long n = 0;
         while (!stopping) {
             String attempt = id + "." + n++;
@@ -115,6 +127,43 @@ public final class Worker {
             t.start();
             t.join();
             Thread.sleep(random.nextInt(20));
+        }
+    }
+
+    /**
+     * {@code --strategy run-once}: on a schedule (every 20–100 ms), call {@code runOnce} on a random name; the
+     * task tells the resource it runs ({@code RUN}), works for 100–400 ms (under a quarter of the lease, so
+     * well inside {@code atMostFor}), and says it is done ({@code DONE}). Each call runs on a fresh thread,
+     * whose id is in the row's owner, as for an attempt.
+     */
+    private void runLoop() throws InterruptedException {
+        long n = 0;
+        Duration atMost = JdbcRunOnceStrategy.atMostFor(Duration.ofMillis(leaseMs));
+        Duration atLeast = JdbcRunOnceStrategy.atLeastFor(Duration.ofMillis(leaseMs));
+        while (!stopping) {
+            String a = id + "." + n++;
+            String name = "lock-" + random.nextInt(locks);
+            long work = 100 + random.nextInt(301);
+            Thread t = new Thread(() -> {
+                log.log("type", "invoke", "op", "runOnce", "a", a, "lock", name, "tid", Thread.currentThread().getId());
+                try {
+                    boolean ran = runOnce.runOnce(client, name, atMost, atLeast, () -> {
+                        try {
+                            access("run", name, 0, a, 0);
+                            Thread.sleep(work);
+                            access("done", name, 0, a, 0);
+                        } catch (Abort | InterruptedException e) {
+                            // logged where it happened
+                        }
+                    });
+                    log.log("type", "ok", "op", "runOnce", "a", a, "lock", name, "ran", ran);
+                } catch (RuntimeException e) {
+                    log.log("type", "info", "op", "runOnce", "a", a, "lock", name, "msg", String.valueOf(e));
+                }
+            }, "run-" + a);
+            t.start();
+            t.join();
+            Thread.sleep(20 + random.nextInt(81));
         }
     }
 

@@ -5,6 +5,10 @@ import dev.baton.Lease;
 import dev.baton.LockClient;
 import dev.baton.spi.ClientSettings;
 import dev.baton.spi.LockClients;
+import dev.baton.jdbc.JdbcLocks;
+
+import javax.sql.DataSource;
+import java.sql.Connection;
 
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
@@ -67,6 +71,64 @@ final class BrokenStrategies {
         public LockClient newClient(String url, String table, Duration lease, String identity) {
             return deaf(super.newClient(url, table, lease, identity));
         }
+    }
+
+    /**
+     * {@code runOnce} on a pool whose connections default to {@code autoCommit=false} and never commit: the
+     * connections swallow {@code commit()} and refuse to turn auto-commit on, so the pool rolls back the grant
+     * when the connection returns, whatever the library does — a runOnce that ignores commit failures. Every
+     * call then finds the name free and runs its task: runs overlap and follow each other before atLeastFor.
+     */
+    public static final class RunOnceNeverCommitting extends JdbcRunOnceStrategy {
+        @Override
+        public String name() {
+            return "run-once-never-committing";
+        }
+
+        @Override
+        public LockClient newClient(String url, String table, Duration lease, String identity) {
+            JdbcLeaseStrategy.DataSourceHandle ds = JdbcLeaseStrategy.dataSource(url, identity, Duration.ofSeconds(2),
+                    "baton-check-" + identity, 3, true);
+            return JdbcLocks.builder(neverCommitting(ds.dataSource())).tableName(table).leaseTime(lease)
+                    .clientIdPrefix(identity).build();
+        }
+    }
+
+    private static DataSource neverCommitting(DataSource ds) {
+        return (DataSource) Proxy.newProxyInstance(BrokenStrategies.class.getClassLoader(), new Class<?>[] {DataSource.class},
+                (proxy, m, args) -> {
+                    Object result;
+                    try {
+                        result = m.invoke(ds, args);
+                    } catch (InvocationTargetException e) {
+                        throw e.getCause();
+                    }
+                    return result instanceof Connection c ? neverCommitting(c) : result;
+                });
+    }
+
+    private static Connection neverCommitting(Connection c) {
+        return (Connection) Proxy.newProxyInstance(BrokenStrategies.class.getClassLoader(), new Class<?>[] {Connection.class},
+                (proxy, m, args) -> {
+                    switch (m.getName()) {
+                        case "commit" -> {
+                            return null; // the broken part: nothing is ever committed
+                        }
+                        case "setAutoCommit" -> {
+                            return null; // stays off
+                        }
+                        case "getAutoCommit" -> {
+                            return false;
+                        }
+                        default -> {
+                            try {
+                                return m.invoke(c, args);
+                            } catch (InvocationTargetException e) {
+                                throw e.getCause();
+                            }
+                        }
+                    }
+                });
     }
 
     /**

@@ -1,0 +1,148 @@
+package dev.baton.checker;
+
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.UnknownHostException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+
+/**
+ * The {@code restart} fault: stops and starts the database server the way {@code scripts/start-servers.sh}
+ * starts it, so it works on the machines that script sets up (Debian's PostgreSQL cluster, MariaDB started
+ * with {@code start-stop-daemon}) and on no others. Every command the checker runs to restart a server is in
+ * this class:
+ * <ul>
+ *   <li>PostgreSQL: {@code pg_ctlcluster --skip-systemctl-redirect <version> main restart -m fast} (a fast
+ *       shutdown: sessions are ended, the server checkpoints and starts again);</li>
+ *   <li>MariaDB/MySQL: {@code SIGTERM} to {@code mariadbd} (a clean shutdown), wait until it is gone, then
+ *       {@code start-stop-daemon --start --oknodo --background --exec /usr/sbin/mariadbd}.</li>
+ * </ul>
+ * Either way it returns once the server accepts TCP connections again, or throws after {@link #TIMEOUT}.
+ * The server must be on this host (a loopback URL): the checker refuses to restart anything else.
+ */
+final class ServerRestart {
+    /** How long a restart may take before the checker gives up on it. */
+    static final Duration TIMEOUT = Duration.ofSeconds(60);
+    static final String SCRIPT = "scripts/start-servers.sh";
+    private static final Pattern HOST_PORT = Pattern.compile("(?i)jdbc:(postgresql|mariadb|mysql)://([^/:?,]+)(?::(\\d+))?.*");
+
+    private final boolean postgres;
+    private final InetSocketAddress address;
+
+    private ServerRestart(boolean postgres, InetSocketAddress address) {
+        this.postgres = postgres;
+        this.address = address;
+    }
+
+    /**
+     * The restart of the server at this URL.
+     *
+     * @throws IllegalArgumentException if the URL is not a PostgreSQL or MariaDB/MySQL server on this host
+     */
+    static ServerRestart of(String url) {
+        Matcher m = HOST_PORT.matcher(url);
+        if (!m.matches()) {
+            throw new IllegalArgumentException("--faults restart: '" + url + "' is not a PostgreSQL or MariaDB/MySQL"
+                    + " server URL with a //host part; restart works on servers started as " + SCRIPT + " starts them");
+        }
+        boolean pg = m.group(1).equalsIgnoreCase("postgresql");
+        int port = m.group(3) != null ? Integer.parseInt(m.group(3)) : pg ? 5432 : 3306;
+        String host = m.group(2);
+        try {
+            if (!InetAddress.getByName(host).isLoopbackAddress()) {
+                throw new IllegalArgumentException("--faults restart: '" + host + "' is not this host; the checker"
+                        + " restarts only a local server, started as " + SCRIPT + " starts it");
+            }
+        } catch (UnknownHostException e) {
+            throw new IllegalArgumentException("--faults restart: unknown host '" + host + "'", e);
+        }
+        return new ServerRestart(pg, new InetSocketAddress(host, port));
+    }
+
+    /** For the report: what the restart does. */
+    String description() {
+        return postgres ? "pg_ctlcluster restart -m fast" : "SIGTERM mariadbd + start-stop-daemon";
+    }
+
+    /** Restarts the server; returns once it accepts connections again. */
+    void run() throws IOException, InterruptedException {
+        long deadline = System.nanoTime() + TIMEOUT.toNanos();
+        if (postgres) {
+            String version = postgresVersion();
+            exec(List.of("pg_ctlcluster", "--skip-systemctl-redirect", version, "main", "restart", "-m", "fast"));
+        } else {
+            ProcessHandle server = mariadbd().orElseThrow(() -> new IOException("no mariadbd process on this host"
+                    + " (" + SCRIPT + " starts it)"));
+            server.destroy(); // SIGTERM: a clean shutdown
+            while (server.isAlive()) {
+                if (System.nanoTime() - deadline > 0) {
+                    throw new IOException("mariadbd (pid " + server.pid() + ") did not stop within "
+                            + TIMEOUT.toSeconds() + " s of SIGTERM");
+                }
+                Thread.sleep(50);
+            }
+            exec(List.of("start-stop-daemon", "--start", "--oknodo", "--background", "--exec", "/usr/sbin/mariadbd"));
+        }
+        while (!accepts()) {
+            if (System.nanoTime() - deadline > 0) {
+                throw new IOException((postgres ? "PostgreSQL" : "MariaDB") + " at " + address + " did not accept"
+                        + " connections within " + TIMEOUT.toSeconds() + " s of its restart; " + SCRIPT
+                        + " starts it again");
+            }
+            Thread.sleep(50);
+        }
+    }
+
+    private boolean accepts() {
+        try (Socket s = new Socket()) {
+            s.connect(address, 200);
+            return true;
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    private static String postgresVersion() throws IOException {
+        try (Stream<Path> s = Files.list(Path.of("/etc/postgresql"))) {
+            return s.map(p -> p.getFileName().toString()).sorted().findFirst()
+                    .orElseThrow(() -> new IOException("no cluster under /etc/postgresql (" + SCRIPT + " starts it)"));
+        }
+    }
+
+    private static Optional<ProcessHandle> mariadbd() {
+        return ProcessHandle.allProcesses().filter(h -> h.info().command()
+                .map(c -> c.toLowerCase(Locale.ROOT).endsWith("/mariadbd") || c.endsWith("/mysqld")).orElse(false))
+                .findFirst();
+    }
+
+    private static void exec(List<String> cmd) throws IOException, InterruptedException {
+        // output to a file, not a pipe: a server started in the background may keep the pipe open for ever
+        Path out = Files.createTempFile("baton-check-restart", ".log");
+        try {
+            Process p = new ProcessBuilder(new ArrayList<>(cmd)).redirectErrorStream(true)
+                    .redirectOutput(out.toFile()).start();
+            if (!p.waitFor(TIMEOUT.toSeconds(), TimeUnit.SECONDS)) {
+                p.destroyForcibly();
+                throw new IOException(String.join(" ", cmd) + " did not finish within " + TIMEOUT.toSeconds() + " s");
+            }
+            if (p.exitValue() != 0) {
+                throw new IOException(String.join(" ", cmd) + " failed with status " + p.exitValue() + ": "
+                        + Files.readString(out, StandardCharsets.UTF_8).strip() + " (" + SCRIPT + " starts the servers)");
+            }
+        } finally {
+            Files.deleteIfExists(out);
+        }
+    }
+}

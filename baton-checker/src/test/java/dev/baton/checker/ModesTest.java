@@ -1,0 +1,53 @@
+package dev.baton.checker;
+
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class ModesTest {
+    @Test
+    void poolsByName() {
+        assertThat(Pool.byId("autocommit-off")).isEqualTo(Pool.AUTOCOMMIT_OFF);
+        assertThat(Pool.byId("PgBouncer")).isEqualTo(Pool.PGBOUNCER);
+        assertThatThrownBy(() -> Pool.byId("tiny")).hasMessageContaining("default, autocommit-off, small, pgbouncer");
+    }
+
+    @Test
+    void runOnceIsAKnownStrategyWithItsDurations() {
+        assertThat(Strategies.byName("run-once")).isInstanceOf(JdbcRunOnceStrategy.class);
+        assertThat(JdbcRunOnceStrategy.atMostFor(Duration.ofSeconds(2))).isEqualTo(Duration.ofSeconds(2));
+        assertThat(JdbcRunOnceStrategy.atLeastFor(Duration.ofSeconds(2))).isEqualTo(Duration.ofMillis(500));
+    }
+
+    @Test
+    void onlyTheSessionStrategyRefusesPgBouncer() {
+        assertThat(Strategies.byName("session").refuses(Pool.PGBOUNCER)).isPresent();
+        assertThat(Strategies.byName("session").refuses(Pool.SMALL)).isEmpty();
+        assertThat(Strategies.byName("lease").refuses(Pool.PGBOUNCER)).isEmpty();
+    }
+
+    @Test
+    void poolsThatDoNotApplyAreRefusedWithAReason() {
+        CheckStrategy lease = Strategies.byName("lease");
+        assertThatThrownBy(() -> lease.validate("jdbc:mariadb://127.0.0.1:3306/test", Pool.PGBOUNCER))
+                .hasMessageContaining("PgBouncer speaks PostgreSQL only");
+        assertThatThrownBy(() -> lease.validate("jdbc:sqlite:/tmp/x.db", Pool.SMALL)).hasMessageContaining("SQLite");
+    }
+
+    @Test
+    void restartOnlyOfALocalServer() {
+        assertThat(ServerRestart.of("jdbc:postgresql://127.0.0.1:5432/test").description()).contains("pg_ctlcluster");
+        assertThat(ServerRestart.of("jdbc:mariadb://localhost/test").description()).contains("mariadbd");
+        assertThatThrownBy(() -> ServerRestart.of("jdbc:sqlite:/tmp/x.db")).hasMessageContaining("scripts/start-servers.sh");
+        assertThatThrownBy(() -> ServerRestart.of("jdbc:postgresql://192.0.2.1/test")).hasMessageContaining("not this host");
+    }
+
+    @Test
+    void oneRestartIsEnoughForAVerdictFiveOfAnythingElse() {
+        assertThat(ScenarioSpec.minHits("restart")).isEqualTo(1);
+        assertThat(ScenarioSpec.minHits("pause")).isEqualTo(5);
+    }
+}
