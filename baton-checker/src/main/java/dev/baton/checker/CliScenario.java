@@ -219,26 +219,39 @@ final class CliScenario {
             }
             runs.add(run);
             current.put(index, run);
-            try (BufferedReader out = new BufferedReader(new InputStreamReader(run.process.getInputStream(),
-                    StandardCharsets.UTF_8))) {
-                String line;
-                while ((line = out.readLine()) != null) {
-                    if (line.startsWith("PIDS ")) {
-                        String[] p = line.split(" ");
-                        run.grandchildPid = Long.parseLong(p[2]);
-                        run.commandPid = Long.parseLong(p[1]);
-                    }
-                }
+            // stdout is read on its own thread: a process that escaped the group may hold the pipe open long
+            // after baton exited, and the exit time must be baton's
+            Thread reader = new Thread(() -> readPids(run), "pids-" + attempt);
+            reader.setDaemon(true);
+            reader.start();
+            try {
                 run.status = run.process.waitFor();
-            } catch (IOException | InterruptedException e) {
+                run.exited = System.nanoTime();
+                reader.join(2000); // the PIDS line, if the command got that far
+            } catch (InterruptedException e) {
                 notes.add(attempt + ": " + e);
                 return;
             }
-            run.exited = System.nanoTime();
             current.remove(index, run);
             Thread check = new Thread(() -> checkGone(run), "gone-" + attempt);
             checkers.add(check);
             check.start();
+        }
+    }
+
+    private void readPids(Run run) {
+        try (BufferedReader out = new BufferedReader(new InputStreamReader(run.process.getInputStream(),
+                StandardCharsets.UTF_8))) {
+            String line;
+            while ((line = out.readLine()) != null) {
+                if (line.startsWith("PIDS ")) {
+                    String[] p = line.split(" ");
+                    run.grandchildPid = Long.parseLong(p[2]);
+                    run.commandPid = Long.parseLong(p[1]);
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            notes.add(run.attempt + ": reading its output: " + e);
         }
     }
 
@@ -406,7 +419,10 @@ final class CliScenario {
             if (r.status == CONFLICT) {
                 conflictExits++;
             }
-            if (lostAt.containsKey(r.attempt) && r.status != CONFLICT && !"kill".equals(r.fault)
+            // only an access before baton exited says the lease was lost while the command ran; later ones
+            // are a survivor's, which the survivor check reports
+            if (lostAt.containsKey(r.attempt) && r.exited > 0 && lostAt.get(r.attempt) < r.exited
+                    && r.status != CONFLICT && !"kill".equals(r.fault)
                     && r.status != 137) {
                 violations.add("baton run of " + r.attempt + " (" + r.lock + ") lost its lease while its command ran"
                         + " (a later grant began before its access at " + ms(lostAt.get(r.attempt)) + ") but exited "

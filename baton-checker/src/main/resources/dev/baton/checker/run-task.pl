@@ -47,6 +47,7 @@ if ($child == 0) {
     POSIX::setsid() if $mode eq "escape";
     print $wr "$$\n";
     close $wr;
+    open(STDOUT, '>', '/dev/null'); # never hold baton's stdout open
     my $g = connect_resource();
     my $end = Time::HiRes::time() + $life / 1000;
     while (Time::HiRes::time() < $end) {
