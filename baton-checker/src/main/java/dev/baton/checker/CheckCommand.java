@@ -270,6 +270,9 @@ public final class CheckCommand implements Callable<Integer> {
                         + String.join(", ", CliScenario.FAULTS));
             }
         }
+        if (json != null) {
+            throw new IllegalArgumentException("--json: not written with --via-cli yet; its tables are on standard output");
+        }
         if (!Pool.byId(pool).equals(Pool.DEFAULT)) {
             throw new IllegalArgumentException("--pool: baton run has no pool to choose; leave --pool out with --via-cli");
         }

@@ -16,7 +16,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
-import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
@@ -478,9 +477,5 @@ final class CliScenario {
                     r.conflictExits(), r.refusals(), r.violations().size(), r.verdict()));
         }
         return b.toString();
-    }
-
-    static Set<String> faultNames() {
-        return Set.copyOf(FAULTS);
     }
 }
