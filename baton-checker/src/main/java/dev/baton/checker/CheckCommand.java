@@ -103,6 +103,12 @@ public final class CheckCommand implements Callable<Integer> {
     @Option(names = "--work-dir", paramLabel = "DIR", description = "Where event logs go (default: a new directory under the temp dir).")
     Path workDir;
 
+    @Option(names = "--via-cli", description = "Each worker is a loop of real `baton run` processes whose command"
+            + " (shipped with the checker) works on the resource with $BATON_FENCING_TOKEN and starts a grandchild"
+            + " that does too; faults pause-jvm, pause-tree, kill, hup, session-kill, partition (default all);"
+            + " --strategy lease or session (default 3 workers, 1 lock).")
+    boolean viaCli;
+
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;
 
@@ -168,6 +174,9 @@ public final class CheckCommand implements Callable<Integer> {
         } else {
             throw new IllegalArgumentException("--profile: '" + profile + "' is not quick or standard");
         }
+        if (viaCli) {
+            return viaCli(quick);
+        }
         Duration leaseTime = lease != null ? Durations.parse("--lease", lease) : Duration.ofSeconds(quick ? 1 : 2);
         Duration runTime = duration != null ? Durations.parse("--duration", duration) : Duration.ofSeconds(quick ? 12 : 60);
         if (leaseTime.toMillis() < 200) {
@@ -232,6 +241,71 @@ public final class CheckCommand implements Callable<Integer> {
             }
         }
         return status(results);
+    }
+
+    /** {@code --via-cli}: see {@link CliScenario}. */
+    private int viaCli(boolean quick) throws Exception {
+        Duration leaseTime = lease != null ? Durations.parse("--lease", lease) : Duration.ofSeconds(quick ? 1 : 2);
+        Duration runTime = duration != null ? Durations.parse("--duration", duration) : Duration.ofSeconds(quick ? 12 : 60);
+        if (leaseTime.toMillis() < 200) {
+            throw new IllegalArgumentException("--lease: at least 200ms, was " + lease);
+        }
+        if (!strategy.equals("lease") && !strategy.equals("session")) {
+            throw new IllegalArgumentException("--via-cli: --strategy lease or session (what baton run offers), was "
+                    + strategy);
+        }
+        int n = workers != null ? workers : 3;
+        int k = locks != null ? locks : 1;
+        if (n < 2 || n > 16) {
+            throw new IllegalArgumentException("--workers: 2 to 16 with --via-cli, was " + n);
+        }
+        if (k < 1 || k > 64) {
+            throw new IllegalArgumentException("--locks: 1 to 64, was " + k);
+        }
+        List<String> kinds = faults != null ? List.copyOf(new LinkedHashSet<>(faults))
+                : CliScenario.FAULTS.subList(0, CliScenario.FAULTS.size() - 1);
+        for (String f : kinds) {
+            if (!CliScenario.FAULTS.contains(f)) {
+                throw new IllegalArgumentException("--faults: unknown fault '" + f + "' with --via-cli; use "
+                        + String.join(", ", CliScenario.FAULTS));
+            }
+        }
+        if (json != null) {
+            throw new IllegalArgumentException("--json: not written with --via-cli yet; its tables are on standard output");
+        }
+        if (!Pool.byId(pool).equals(Pool.DEFAULT)) {
+            throw new IllegalArgumentException("--pool: baton run has no pool to choose; leave --pool out with --via-cli");
+        }
+        CheckStrategy strat = Strategies.byName(strategy);
+        for (String u : urls) {
+            strat.validate(u);
+        }
+        long baseSeed = seed != null ? seed : System.nanoTime() & 0xFFFFFF;
+        Path dir = workDir != null ? workDir : Path.of(System.getProperty("java.io.tmpdir"),
+                "baton-check-" + LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")));
+        out.println("baton check --via-cli: strategy " + strategy + ", " + n + " workers (baton run processes), " + k
+                + " locks, lease " + leaseTime.toMillis() + " ms, " + runTime.toSeconds() + " s per scenario, seed "
+                + baseSeed + ", logs in " + dir);
+        List<CliScenario.Result> results = new ArrayList<>();
+        int i = 0;
+        for (String u : urls) {
+            for (String f : kinds) {
+                CliScenario.Spec s = new CliScenario.Spec(strategy, u, table, n, k, leaseTime, runTime, f, baseSeed + i,
+                        dir.resolve(i + "-cli-" + f), Fence.STRICT, false, quick ? 1 : 5);
+                i++;
+                CliScenario.Result r = new CliScenario(s).run();
+                results.add(r);
+                out.print(CliScenario.block(r));
+                out.flush();
+            }
+        }
+        out.println();
+        out.println("command: " + commandLine);
+        out.print(CliScenario.summary(results));
+        if (results.stream().anyMatch(r -> r.verdict().equals("FAIL"))) {
+            return FAIL;
+        }
+        return results.stream().anyMatch(r -> r.verdict().equals("INCONCLUSIVE")) ? INCONCLUSIVE : PASS;
     }
 
     static int status(List<Analysis.Result> results) {

@@ -1,0 +1,39 @@
+package dev.baton.checker;
+
+import org.junit.jupiter.api.Test;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** {@code --via-cli} refuses what {@code baton run} cannot do, before starting anything. */
+class ViaCliArgumentsTest {
+    private static String[] run(String... args) {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        int status = CheckCommand.execute(new PrintWriter(out, true), new PrintWriter(err, true), args);
+        return new String[] {Integer.toString(status), err.toString()};
+    }
+
+    @Test
+    void onlyTheStrategiesBatonRunOffers() {
+        String[] r = run("--via-cli", "--strategy", "run-once", "--url", "jdbc:sqlite:/tmp/x.db");
+        assertThat(r[0]).isEqualTo("64");
+        assertThat(r[1]).contains("--strategy lease or session").contains("run-once");
+    }
+
+    @Test
+    void faultsOfThisModeByName() {
+        String[] r = run("--via-cli", "--faults", "pause", "--url", "jdbc:sqlite:/tmp/x.db");
+        assertThat(r[0]).isEqualTo("64");
+        assertThat(r[1]).contains("unknown fault 'pause'").contains("pause-jvm, pause-tree, kill, hup");
+    }
+
+    @Test
+    void noPoolToChoose() {
+        String[] r = run("--via-cli", "--pool", "small", "--url", "jdbc:sqlite:/tmp/x.db");
+        assertThat(r[0]).isEqualTo("64");
+        assertThat(r[1]).contains("baton run has no pool to choose");
+    }
+}
