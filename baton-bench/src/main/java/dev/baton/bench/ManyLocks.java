@@ -25,13 +25,16 @@ final class ManyLocks {
         String name = "w3-" + subject.id() + "-" + n;
         Subject.Held[] held = new Subject.Held[n];
         String[] names = new String[n];
+        // per subject, as W1 and W2 name theirs: one name is one lock across strategies sharing a table, so the
+        // session subject may not take names the lease subject used (it would be refused, and rightly)
+        String prefix = "w3-" + subject.id() + "-";
         for (int i = 0; i < n; i++) {
-            names[i] = "w3-" + i;
+            names[i] = prefix + i;
         }
         Subject.Client client = null;
         try {
             client = subject.open(name, LEASE);
-            client.acquire("w3-warm").release();
+            client.acquire(prefix + "warm").release();
             long heap0 = usedHeapAfterGc();
             long t0 = System.nanoTime();
             for (int i = 0; i < n; i++) {
