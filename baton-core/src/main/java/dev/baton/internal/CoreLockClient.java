@@ -5,6 +5,7 @@ import dev.baton.DistributedReadWriteLock;
 import dev.baton.Lease;
 import dev.baton.LockBackendException;
 import dev.baton.LockClient;
+import dev.baton.LockClientClosedException;
 import dev.baton.LockException;
 import dev.baton.LockInfo;
 import dev.baton.LockInterruptedException;
@@ -203,7 +204,7 @@ public final class CoreLockClient implements LockClient {
 
     private void checkOpen() {
         if (closed) {
-            throw new LockException("lock client " + clientId + " on " + description + " is closed");
+            throw new LockClientClosedException("lock client " + clientId + " on " + description + " is closed");
         }
     }
 
