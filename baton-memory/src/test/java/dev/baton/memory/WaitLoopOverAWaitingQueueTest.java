@@ -208,7 +208,9 @@ class WaitLoopOverAWaitingQueueTest {
             CountDownLatch granted = new CountDownLatch(1);
             Thread waiter = new Thread(() -> {
                 try (Lease l = b.lock(name).acquire(WAIT)) {
-                    granted.countDown();
+                    if (l.isValid()) {
+                        granted.countDown();
+                    }
                 }
             });
             waiter.start();
@@ -273,7 +275,7 @@ class WaitLoopOverAWaitingQueueTest {
                     String label = waiter == b ? "b" : "c";
                     Thread t = new Thread(() -> {
                         try (Lease l = waiter.lock(name).acquire(WAIT)) {
-                            order.add(label);
+                            order.add(l.isValid() ? label : label + " (invalid)");
                         }
                     });
                     t.start();
@@ -318,7 +320,7 @@ class WaitLoopOverAWaitingQueueTest {
                 futures.add(pool.submit(() -> {
                     for (int r = 0; r < rounds; r++) {
                         try (Lease l = c.lock(name).acquire(WAIT)) {
-                            grants.add(clientIndex);
+                            grants.add(l.isValid() ? clientIndex : -1);
                             if (r == rounds - 1) {
                                 grantsWhenFirstDone.compareAndSet(null, grants.size());
                             }
@@ -433,7 +435,9 @@ class WaitLoopOverAWaitingQueueTest {
             CountDownLatch cGranted = new CountDownLatch(1);
             Thread cWaiter = new Thread(() -> {
                 try (Lease l = c.lock(name).acquire(WAIT)) {
-                    cGranted.countDown();
+                    if (l.isValid()) {
+                        cGranted.countDown();
+                    }
                 }
             });
             cWaiter.start();
