@@ -65,6 +65,10 @@ public final class HolderProcess implements AutoCloseable {
     /** Child entry point: {@code <fixture class> <lock name> <lease millis>}. */
     public static void main(String[] args) throws Exception {
         LockFixture fixture = (LockFixture) Class.forName(args[0]).getConstructor().newInstance();
+        if (!fixture.crossProcess()) {
+            throw new IllegalStateException(fixture.name() + " is not cross-process: a fixture rebuilt in this JVM"
+                    + " would not reach the test's server (use LockFixture.crash instead)");
+        }
         LockClient client = fixture.newClient(ClientConfig.lease(Duration.ofMillis(Long.parseLong(args[2]))));
         Lease lease = client.lock(args[1]).acquire(Duration.ofSeconds(30));
         System.out.println("HELD " + lease.fencingToken());

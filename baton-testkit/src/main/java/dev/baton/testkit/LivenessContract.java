@@ -11,6 +11,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeFalse;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import static org.awaitility.Awaitility.await;
 
 /**
@@ -18,6 +20,11 @@ import static org.awaitility.Awaitility.await;
  * as it likes, and a lease the client can no longer vouch for (its server unreachable) is reported lost,
  * once. Applies to every strategy; lease and session strategies then part ways
  * ({@link LeaseContract}, {@link SessionContract}).
+ *
+ * <p>The dead holder is a real process killed with {@code kill -9} when the fixture is
+ * {@link LockFixture#crossProcess() cross-process}; otherwise (a server inside the test's JVM, which a second
+ * JVM cannot reach) a client crashed in process by {@link LockFixture#crash}. Exactly one of the two rungs runs
+ * for a fixture; the other is reported as skipped, naming the capability.
  */
 public abstract class LivenessContract extends FencingContract {
 
@@ -35,6 +42,8 @@ public abstract class LivenessContract extends FencingContract {
 
     @Test
     void aKilledHolderProcessFreesTheLockWithinItsBound() throws Exception {
+        assumeTrue(fixture.crossProcess(), fixture.name() + " is not cross-process (LockFixture.crossProcess()):"
+                + " a second JVM cannot reach its server; aCrashedHolderFreesTheLockWithinItsBound runs instead");
         String name = unique("dead");
         Duration lease = Duration.ofMillis(1500);
         try (LockClient waiter = client(); HolderProcess holder = HolderProcess.start(fixtureClass(), name, lease)) {
@@ -47,6 +56,32 @@ public abstract class LivenessContract extends FencingContract {
                         ms, lease.toMillis(), deadHolderBound(lease).toMillis());
                 assertThat(ms).as("kill to next grant, ms").isLessThanOrEqualTo(deadHolderBound(lease).toMillis());
                 assertThat(next.fencingToken()).isGreaterThan(holder.token());
+            }
+        }
+    }
+
+    /**
+     * The in-process counterpart of {@link #aKilledHolderProcessFreesTheLockWithinItsBound}, for a fixture that
+     * is not {@link LockFixture#crossProcess() cross-process}: the holder is a client the fixture crashes (it
+     * vanishes without releasing), and the same bound applies.
+     */
+    @Test
+    void aCrashedHolderFreesTheLockWithinItsBound() throws Exception {
+        assumeFalse(fixture.crossProcess(), fixture.name() + " is cross-process:"
+                + " aKilledHolderProcessFreesTheLockWithinItsBound kills a real holder process instead");
+        String name = unique("crashed");
+        Duration lease = Duration.ofMillis(1500);
+        try (LockClient holder = fixture.newClient(ClientConfig.lease(lease)); LockClient waiter = client()) {
+            Lease held = holder.lock(name).acquire(Duration.ofSeconds(5));
+            assertThat(waiter.lock(name).tryAcquire()).as("held by the holder").isEmpty();
+            long crashed = System.nanoTime();
+            fixture.crash(holder);
+            try (Lease next = waiter.lock(name).acquire(Duration.ofSeconds(30))) {
+                long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - crashed);
+                System.out.printf("[%s] crash of holder to next grant: %d ms (lease %d ms, bound %d ms)%n",
+                        fixture.name(), ms, lease.toMillis(), deadHolderBound(lease).toMillis());
+                assertThat(ms).as("crash to next grant, ms").isLessThanOrEqualTo(deadHolderBound(lease).toMillis());
+                assertThat(next.fencingToken()).isGreaterThan(held.fencingToken());
             }
         }
     }

@@ -4,7 +4,7 @@ import dev.baton.LockClient;
 
 /**
  * Binds the contract suite to one backend on its real server. Implementations have a public no-argument
- * constructor, because {@link HolderProcess} rebuilds the fixture in a child JVM.
+ * constructor, because {@link HolderProcess} rebuilds the fixture in a child JVM (when {@link #crossProcess()}).
  *
  * <p>Every client made by {@link #newClient} has connections of its own (its own pool, and for network
  * servers its own {@link TcpProxy}), so the hooks below can hurt one client without touching the others.
@@ -42,6 +42,29 @@ public interface LockFixture extends AutoCloseable {
 
     /** Whether a release wakes waiters in other clients through a server notification. */
     boolean notifiesWaiters();
+
+    /**
+     * Whether a fixture rebuilt in another JVM reaches the same server, so a holder can be a real process that a
+     * test kills ({@link HolderProcess}). True for every fixture on a real server. A fixture whose server lives in
+     * the test's own JVM (an in-memory backend) returns false and implements {@link #crash}: the ladder then runs
+     * the in-process counterpart of each rung that needs a second JVM instead (LivenessContract's
+     * {@code aCrashedHolderFreesTheLockWithinItsBound} for {@code aKilledHolderProcessFreesTheLockWithinItsBound}),
+     * and reports the process rung as skipped, with this reason.
+     */
+    default boolean crossProcess() {
+        return true;
+    }
+
+    /**
+     * Makes the client vanish as a {@code kill -9} of its process would: from now on nothing it does reaches the
+     * server and it releases nothing; its leases end by the strategy's own bound. The test closes the client
+     * afterwards to stop its threads. Required of a fixture that is not {@link #crossProcess()}.
+     *
+     * @throws UnsupportedOperationException for a fixture on a real server, which kills a {@link HolderProcess}
+     */
+    default void crash(LockClient client) {
+        throw new UnsupportedOperationException(name() + " crashes holders as real processes (HolderProcess)");
+    }
 
     @Override
     void close();
