@@ -1,8 +1,12 @@
-package dev.baton.jdbc;
+package dev.baton.jdbc.lease;
 
 import dev.baton.LockBackendException;
 import dev.baton.LockInfo;
-import dev.baton.jdbc.ConnectionSupport.SqlCall;
+import dev.baton.jdbc.ForcedRelease;
+import dev.baton.jdbc.internal.ConnectionSupport;
+import dev.baton.jdbc.internal.ConnectionSupport.SqlCall;
+import dev.baton.jdbc.internal.DialectTraits;
+import dev.baton.jdbc.readwrite.ReadWriteTable;
 import dev.baton.spi.AcquireRequest;
 import dev.baton.spi.AcquireResult;
 import dev.baton.spi.ConfirmsGrants;
@@ -31,12 +35,13 @@ import java.util.Set;
  * on socket timeouts), never reused by Baton itself: it keeps no connection between calls, except the
  * PostgreSQL listener's own.
  */
-class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsGrants {
+public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsGrants {
     private final DataSource dataSource;
     private final DataSource notifications;
     private final LeaseTable table;
     private final ReadWriteTable rwTable;
     private final String description;
+    private final DialectTraits traits;
     private PgReleaseListener pgListener;
     private ReleaseListener listener;
 
@@ -48,7 +53,8 @@ class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsGrants {
         this.dataSource = dataSource;
         this.notifications = notifications;
         this.table = table;
-        this.rwTable = new ReadWriteTable(table.dialect(), table.table);
+        this.traits = DialectTraits.of(table.dialect());
+        this.rwTable = ReadWriteTable.of(table.dialect(), table.table);
         this.description = "jdbc-lease/" + table.dialect().id() + " (table " + table.table + ")";
     }
 
@@ -58,14 +64,14 @@ class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsGrants {
      *
      * @param notifications where the PostgreSQL release listener {@code LISTEN}s, or null for none
      */
-    static JdbcLeaseBackend create(DataSource dataSource, LeaseTable table, DataSource notifications) {
-        return notifications != null && table instanceof PostgresLeaseTable
+    public static JdbcLeaseBackend create(DataSource dataSource, LeaseTable table, DataSource notifications) {
+        return notifications != null && table.releaseChannel() != null
                 ? new Notifying(dataSource, table, notifications)
                 : new JdbcLeaseBackend(dataSource, table, null);
     }
 
     /** The lease backend on PostgreSQL with a listener connection: releases wake waiters in other clients. */
-    static final class Notifying extends JdbcLeaseBackend implements NotifiesReleases {
+    public static final class Notifying extends JdbcLeaseBackend implements NotifiesReleases {
         private Notifying(DataSource dataSource, LeaseTable table, DataSource notifications) {
             super(dataSource, table, notifications);
         }
@@ -77,7 +83,7 @@ class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsGrants {
     }
 
     /** The pool this backend borrows from, shared with the client's transaction strategies. */
-    DataSource dataSource() {
+    public DataSource dataSource() {
         return dataSource;
     }
 
@@ -88,8 +94,8 @@ class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsGrants {
 
     @Override
     public void start(String clientId) {
-        if (listener != null && table instanceof PostgresLeaseTable pg) {
-            pgListener = new PgReleaseListener(notifications, pg.channel(), listener, description);
+        if (listener != null && table.releaseChannel() != null) {
+            pgListener = new PgReleaseListener(notifications, table.releaseChannel(), listener, description);
             pgListener.start();
         }
     }
@@ -137,7 +143,7 @@ class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsGrants {
 
     private <T> T attempt(String what, SqlCall<T> call) {
         try {
-            return ConnectionSupport.autoCommitted(dataSource, table.dialect(), call);
+            return ConnectionSupport.autoCommitted(dataSource, traits, call);
         } catch (SQLException e) {
             throw new LockBackendException(description, what + " failed: " + e.getMessage()
                     + " (SQL state " + e.getSQLState() + ")", e);
@@ -180,7 +186,7 @@ class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsGrants {
     public boolean release(LeaseKey lease) {
         String what = "release of '" + lease.name() + "' (token " + lease.token() + ")";
         if (lease.mode() != LockMode.EXCLUSIVE) {
-            String channel = table instanceof PostgresLeaseTable pg ? pg.channel() : null;
+            String channel = table.releaseChannel();
             return run(what, c -> rwTable.release(c, lease, channel), true);
         }
         return run(what, c -> table.release(c, lease), true);
@@ -211,7 +217,7 @@ class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsGrants {
             (k.mode() == LockMode.EXCLUSIVE ? plain : rw).add(k);
         }
         long millis = leaseTime.toMillis();
-        int plainBatch = LeaseTable.renewBatch(table.dialect());
+        int plainBatch = table.renewBatch();
         // the read-write table lists keys as OR terms in every dialect (3 parameters each)
         int rwBatch = Math.min(plainBatch, 1_000);
         return run("renewal of " + leases.size() + " lease(s)", c -> {
@@ -240,7 +246,7 @@ class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsGrants {
                 .filter(info -> !LeaseTable.SESSION_MARKER.equals(info.holder())).toList();
     }
 
-    int purge(Duration olderThan) {
+    public int purge(Duration olderThan) {
         return run("purge of rows expired more than " + olderThan.toMillis() + " ms ago",
                 c -> table.purge(c, olderThan.toMillis()));
     }
@@ -249,7 +255,7 @@ class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsGrants {
      * Reads the live grant of {@code name} and releases exactly that grant (owner and token), so a grant made
      * in between is never ended; if it changed in between, looks again (at most three times).
      */
-    Optional<ForcedRelease> forceRelease(String name, OptionalLong token) {
+    public Optional<ForcedRelease> forceRelease(String name, OptionalLong token) {
         return run("force release of '" + name + "'", c -> {
             for (int attempt = 0; attempt < 3; attempt++) {
                 AcquireResult.Busy live = table.peek(c, name);
