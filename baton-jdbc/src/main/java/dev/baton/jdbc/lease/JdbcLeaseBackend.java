@@ -29,8 +29,30 @@ import java.util.OptionalLong;
 import java.util.Set;
 
 /**
- * The lease-row strategy over a {@link DataSource}: each operation borrows a connection for one call and
- * gives it back. A driver error becomes a {@link LockBackendException} naming the backend and operation.
+ * The lease-row strategy over a {@link DataSource}: a row per lock in the lease table, with owner, fencing
+ * token and expiry by the database clock. Each operation borrows a connection for one call, in auto-commit
+ * mode whatever the pool's default, and gives it back.
+ *
+ * <p>Algorithm:
+ * <ol>
+ *   <li>Acquire: look first (a read): a live row is busy, and costs no write or commit. Otherwise one step of
+ *       the dialect's {@link LeaseTable#tryAcquire} takes the row if it is free or expired, drawing a fresh token
+ *       under the row lock, or reports its holder. A row that is the session strategy's marker is refused
+ *       ({@link dev.baton.jdbc.StrategyConflictException}): one name, one lock.</li>
+ *   <li>Renew: extend every live row whose name, owner and token match, in as few statements as the dialect
+ *       allows ({@link LeaseTable#renewBatch}); the rows not extended are lost.</li>
+ *   <li>Release: free the row where name, owner and token match ({@code expires_at} no later than now);
+ *       PostgreSQL announces it on the table's {@code NOTIFY} channel in the same statement, and
+ *       {@link PgReleaseListener} wakes the waiters of other clients.</li>
+ *   <li>Confirm: one read, the row matches name, owner and token and has not expired.</li>
+ *   <li>Read and write modes run on {@code <table>_rw} ({@link ReadWriteTable}).</li>
+ *   <li>Idempotent calls (renew, release, confirm) are made again at once if the pool handed out a dead
+ *       connection, or (a few times) if a REPEATABLE READ pool default made a statement fail with 40001.</li>
+ * </ol>
+ * The SQL of each dialect is in its {@link LeaseTable}: {@link PostgresLeaseTable}, {@link MySqlFamilyLeaseTable}
+ * (MariaDB, MySQL), {@link SqliteLeaseTable}.
+ *
+ * <p>A driver error becomes a {@link LockBackendException} naming the backend and operation.
  * Connections that failed mid-statement are closed by the pool (HikariCP evicts on SQL state class 08 and
  * on socket timeouts), never reused by Baton itself: it keeps no connection between calls, except the
  * PostgreSQL listener's own.

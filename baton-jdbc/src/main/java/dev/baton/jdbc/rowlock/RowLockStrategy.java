@@ -12,7 +12,6 @@ import dev.baton.jdbc.internal.StrategyTable;
 import javax.sql.DataSource;
 import java.sql.Connection;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Duration;
 
 /**

@@ -10,7 +10,7 @@ import java.sql.SQLException;
 import java.time.Duration;
 
 /**
- * The SQL of {@link ScheduledRuns}' step 3 in one dialect family (steps 1 is the lease table's own acquisition):
+ * The SQL of {@link ScheduledRuns}' step 3 in one dialect family (step 1 is the lease table's own acquisition):
  * keep the row taken until {@code acquired_at + atLeastFor}. Chosen once per client by {@link #of}.
  */
 abstract class ScheduledStatements {
