@@ -1,6 +1,6 @@
 package dev.baton.jdbc;
 
-import dev.baton.LockException;
+import dev.baton.UnsupportedBackendException;
 
 import java.sql.Connection;
 import java.sql.DatabaseMetaData;
@@ -42,7 +42,7 @@ public enum Dialect {
     /**
      * Detects the dialect of the database behind a connection.
      *
-     * @throws LockException if the database is not one Baton supports, or too old
+     * @throws UnsupportedBackendException if the database is not one Baton supports, or too old
      */
     public static Dialect detect(Connection connection) throws SQLException {
         DatabaseMetaData md = connection.getMetaData();
@@ -57,14 +57,14 @@ public enum Dialect {
             int major = md.getDatabaseMajorVersion();
             int minor = md.getDatabaseMinorVersion();
             if (major < 10 || (major == 10 && minor < 5)) {
-                throw new LockException("MariaDB " + version + " is too old for Baton's MARIADB dialect (needs "
+                throw new UnsupportedBackendException("MariaDB " + version + " is too old for Baton's MARIADB dialect (needs "
                         + "10.5+ for INSERT … RETURNING); choose .dialect(Dialect.MYSQL) explicitly");
             }
             return MARIADB;
         }
         if (p.contains("mysql")) {
             if (md.getDatabaseMajorVersion() < 8) {
-                throw new LockException("MySQL " + version + " is not supported; Baton needs MySQL 8 or later");
+                throw new UnsupportedBackendException("MySQL " + version + " is not supported; Baton needs MySQL 8 or later");
             }
             return MYSQL;
         }
@@ -72,11 +72,11 @@ public enum Dialect {
             int major = md.getDatabaseMajorVersion();
             int minor = md.getDatabaseMinorVersion();
             if (major < 3 || (major == 3 && minor < 24)) {
-                throw new LockException("SQLite " + version + " is too old; Baton needs 3.24+ (upsert)");
+                throw new UnsupportedBackendException("SQLite " + version + " is too old; Baton needs 3.24+ (upsert)");
             }
             return SQLITE;
         }
-        throw new LockException("unsupported database '" + product + "' (version " + version + "): Baton's "
+        throw new UnsupportedBackendException("unsupported database '" + product + "' (version " + version + "): Baton's "
                 + "JDBC lease strategy supports PostgreSQL, MariaDB, MySQL and SQLite");
     }
 }

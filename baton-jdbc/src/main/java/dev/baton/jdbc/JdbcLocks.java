@@ -2,11 +2,24 @@ package dev.baton.jdbc;
 
 import dev.baton.DistributedLock;
 import dev.baton.DistributedReadWriteLock;
+import dev.baton.DialectMismatchException;
 import dev.baton.LockBackendException;
 import dev.baton.LockClient;
+import dev.baton.LockConfigurationException;
 import dev.baton.LockException;
 import dev.baton.LockInfo;
 import dev.baton.LockNames;
+import dev.baton.MissingSchemaException;
+import dev.baton.PoolTooSmallException;
+import dev.baton.UnsupportedBackendException;
+import dev.baton.jdbc.internal.ConnectionSupport;
+import dev.baton.jdbc.internal.Ddl;
+import dev.baton.jdbc.internal.DialectTraits;
+import dev.baton.jdbc.lease.JdbcLeaseBackend;
+import dev.baton.jdbc.lease.LeaseTable;
+import dev.baton.jdbc.lease.PgReleaseListener;
+import dev.baton.jdbc.session.SessionLockBackend;
+import dev.baton.jdbc.session.SessionStatements;
 import dev.baton.spi.AbstractClientBuilder;
 import dev.baton.spi.ClientSettings;
 import dev.baton.spi.LockBackend;
@@ -176,38 +189,37 @@ public final class JdbcLocks {
         /**
          * Connects, detects the dialect, checks (or creates) the table and starts the client.
          *
-         * @throws LockException        if the database is not supported, the dialect conflicts with it, the
-         *                              table is missing and {@link #createTableIfMissing()} was not asked, or a
-         *                              {@link #notificationDataSource} was given for another dialect or strategy,
-         *                              or passes through a pooler
+         * @throws dev.baton.UnsupportedBackendException if the database (or its version) is not supported, the
+         *                              session strategy is asked of SQLite, or its connections pass through a
+         *                              pooler in transaction mode
+         * @throws dev.baton.DialectMismatchException if the dialect set conflicts with the database
+         * @throws dev.baton.MissingSchemaException if the tables are missing and {@link #createTableIfMissing()}
+         *                              was not asked
+         * @throws dev.baton.PoolTooSmallException if a HikariCP pool is too small for the session strategy
+         * @throws dev.baton.LockConfigurationException if a {@link #notificationDataSource} was given for another
+         *                              dialect or strategy, or passes through a pooler
          * @throws LockBackendException if the database cannot be reached
          */
         @Override
         public JdbcLockClient build() {
             var settings = settings();
             LeaseTable table;
+            SessionStatements sessionStatements = null;
             try (Connection c = dataSource.getConnection()) {
                 Dialect detected = Dialect.detect(c);
                 Dialect chosen = dialect == null ? detected : dialect;
                 if (chosen != detected && !(chosen == Dialect.MYSQL && detected == Dialect.MARIADB)) {
-                    throw new LockException("dialect " + chosen + " was set but the database is " + detected);
+                    throw new DialectMismatchException("dialect " + chosen + " was set but the database is " + detected);
                 }
-                table = switch (chosen) {
-                    case POSTGRESQL -> new PostgresLeaseTable(tableName);
-                    case MARIADB -> new MySqlFamilyLeaseTable(tableName, true);
-                    case MYSQL -> new MySqlFamilyLeaseTable(tableName, false);
-                    case SQLITE -> new SqliteLeaseTable(tableName);
-                };
-                if (strategy == Strategy.SESSION && chosen == Dialect.SQLITE) {
-                    throw new LockException("the session strategy needs PostgreSQL, MariaDB or MySQL; SQLite has no"
-                            + " session locks (use Strategy.LEASE)");
-                }
+                table = LeaseTable.of(chosen, tableName);
                 if (strategy == Strategy.SESSION) {
+                    // refuses SQLite, which has no session locks
+                    sessionStatements = SessionStatements.of(chosen, tableName);
                     checkPoolSize(dataSource);
                 }
                 LeaseTable t = table;
                 // the DDL commits whatever the pool's auto-commit default
-                ConnectionSupport.autoCommitted(c, chosen, x -> {
+                ConnectionSupport.autoCommitted(c, DialectTraits.of(chosen), x -> {
                     prepareTables(x, t);
                     return null;
                 });
@@ -215,7 +227,7 @@ public final class JdbcLocks {
                 if (strategy == Strategy.SESSION && SessionLockBackend.poolerStatementClash(e)) {
                     // PostgreSQL statements named by this connection met another client's on one server
                     // session: only a pooler sharing server sessions does that, whatever the URL says
-                    throw new LockException(SessionLockBackend.poolerRefusal("jdbc-session (table " + tableName
+                    throw new UnsupportedBackendException(SessionLockBackend.poolerRefusal("jdbc-session (table " + tableName
                             + ")", "checking the tables failed because " + e.getMessage()), e);
                 }
                 if (e instanceof LockException le) {
@@ -225,9 +237,9 @@ public final class JdbcLocks {
                 throw new LockBackendException("jdbc-lease", "cannot connect to build the lock client: "
                         + se.getMessage() + " (SQL state " + se.getSQLState() + ")", se);
             }
-            JdbcLeaseBackend leaseBackend = JdbcLeaseBackend.create(dataSource, table, listenOn(table.dialect(), settings));
+            JdbcLeaseBackend leaseBackend = JdbcLeaseBackend.create(dataSource, table, listenOn(table, settings));
             LockBackend backend = strategy == Strategy.LEASE ? leaseBackend
-                    : SessionLockBackend.create(dataSource, table.dialect(), tableName, new SessionLockBackend.SessionOptions(
+                    : SessionLockBackend.create(dataSource, sessionStatements, new SessionLockBackend.SessionOptions(
                             keepaliveIdle, keepaliveInterval, keepaliveCount, settings.renewInterval()));
             LockClient core = LockClients.create(backend, settings);
             return new Client(core, leaseBackend, table, strategy, createTable);
@@ -253,7 +265,7 @@ public final class JdbcLocks {
                 return; // not HikariCP: documented in the README
             }
             if (max < SESSION_CONNECTIONS) {
-                throw new LockException("the session strategy keeps " + SESSION_CONNECTIONS + " connections of the"
+                throw new PoolTooSmallException("the session strategy keeps " + SESSION_CONNECTIONS + " connections of the"
                         + " pool for the client's life (one session holds the locks, one waits on the server), but"
                         + " the pool's maximumPoolSize is " + max + ": set it to at least " + SESSION_CONNECTIONS
                         + " plus the connections your application uses from the same pool");
@@ -267,13 +279,15 @@ public final class JdbcLocks {
          * the releases to other applications' connections — in which case none, and waiters in other clients
          * poll.
          */
-        private DataSource listenOn(Dialect chosen, ClientSettings settings) {
-            if (notificationDataSource != null && (chosen != Dialect.POSTGRESQL || strategy != Strategy.LEASE)) {
-                throw new LockException("notificationDataSource is used only by the lease strategy on PostgreSQL"
+        private DataSource listenOn(LeaseTable table, ClientSettings settings) {
+            Dialect chosen = table.dialect();
+            boolean listens = table.releaseChannel() != null && strategy == Strategy.LEASE;
+            if (notificationDataSource != null && !listens) {
+                throw new LockConfigurationException("notificationDataSource is used only by the lease strategy on PostgreSQL"
                         + " (LISTEN/NOTIFY); this client is the " + strategy.name().toLowerCase() + " strategy on "
                         + chosen.id());
             }
-            if (chosen != Dialect.POSTGRESQL || strategy != Strategy.LEASE) {
+            if (!listens) {
                 return null;
             }
             DataSource candidate = notificationDataSource != null ? notificationDataSource : dataSource;
@@ -289,7 +303,7 @@ public final class JdbcLocks {
                 return candidate;
             }
             if (candidate == notificationDataSource) {
-                throw new LockException("notificationDataSource passes through a pooler (its server session is not"
+                throw new LockConfigurationException("notificationDataSource passes through a pooler (its server session is not"
                         + " the one the login reported): a LISTEN there would stay on a pooled server session and"
                         + " its notifications reach other applications' connections. Give it a DataSource that"
                         + " connects to PostgreSQL directly");
@@ -307,7 +321,7 @@ public final class JdbcLocks {
                 table.createIfMissing(c);
                 if (strategy == Strategy.SESSION) {
                     try (Statement st = c.createStatement()) {
-                        for (String sql : LeaseTable.ddl(chosen.sessionSchemaResource(), tableName)) {
+                        for (String sql : Ddl.statements(chosen.sessionSchemaResource(), tableName)) {
                             st.execute(sql);
                         }
                     }
@@ -332,7 +346,7 @@ public final class JdbcLocks {
             try (Statement st = c.createStatement()) {
                 st.execute(probe);
             } catch (SQLException e) {
-                throw new LockException("the " + table.dialect().id() + " lock tables are not ready: '" + object
+                throw new MissingSchemaException("the " + table.dialect().id() + " lock tables are not ready: '" + object
                         + "' is missing or unreadable (" + e.getMessage() + "). Apply the DDL in " + ddl
                         + " (shipped in baton-jdbc), or call createTableIfMissing() on the builder", e);
             }
@@ -368,7 +382,7 @@ public final class JdbcLocks {
 
         @Override
         public String tableName() {
-            return table.table;
+            return table.table();
         }
 
         @Override

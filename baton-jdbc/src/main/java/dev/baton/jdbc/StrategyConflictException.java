@@ -15,7 +15,13 @@ public final class StrategyConflictException extends LockException {
     private final String table;
     private final Strategy usedWith;
 
-    StrategyConflictException(String lockName, String table, Strategy usedWith, String message) {
+    /**
+     * @param lockName the refused name
+     * @param table    the lock table
+     * @param usedWith the strategy the name is used with
+     * @param message  the whole message, saying how to resolve the conflict
+     */
+    public StrategyConflictException(String lockName, String table, Strategy usedWith, String message) {
         super(message);
         this.lockName = lockName;
         this.table = table;

@@ -1,6 +1,10 @@
 package dev.baton.jdbc;
 
-import dev.baton.LockException;
+import dev.baton.LockClientClosedException;
+import dev.baton.jdbc.lease.LeaseTable;
+import dev.baton.jdbc.optimistic.OptimisticStrategy;
+import dev.baton.jdbc.rowlock.RowLockStrategy;
+import dev.baton.jdbc.scheduled.ScheduledRuns;
 
 import javax.sql.DataSource;
 import java.time.Duration;
@@ -24,15 +28,15 @@ final class TransactionStrategies {
      */
     TransactionStrategies(DataSource dataSource, LeaseTable leaseTable, String clientId, boolean createTables) {
         this.clientId = clientId;
-        this.backend = "jdbc/" + leaseTable.dialect().id() + " (table " + leaseTable.table + ")";
-        this.rowLocks = new RowLockStrategy(dataSource, leaseTable.dialect(), leaseTable.table, clientId, createTables);
-        this.optimistic = new OptimisticStrategy(dataSource, leaseTable.dialect(), leaseTable.table, createTables);
+        this.backend = "jdbc/" + leaseTable.dialect().id() + " (table " + leaseTable.table() + ")";
+        this.rowLocks = new RowLockStrategy(dataSource, leaseTable.dialect(), leaseTable.table(), clientId, createTables);
+        this.optimistic = new OptimisticStrategy(dataSource, leaseTable.dialect(), leaseTable.table(), createTables);
         this.scheduled = new ScheduledRuns(dataSource, leaseTable, clientId);
     }
 
     private void checkOpen() {
         if (closed) {
-            throw new LockException("lock client " + clientId + " on " + backend + " is closed");
+            throw new LockClientClosedException("lock client " + clientId + " on " + backend + " is closed");
         }
     }
 

@@ -4,6 +4,7 @@ import dev.baton.Lease;
 import dev.baton.LockClient;
 import dev.baton.LockException;
 import dev.baton.LockLostException;
+import dev.baton.jdbc.lease.LeaseTable;
 import dev.baton.testkit.ClientConfig;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.TestInstance;
@@ -121,7 +122,7 @@ class ForceReleaseIT {
         try (LockClient operator = fixture.newClient(ClientConfig.defaults())) {
             try (Connection admin = fixture.admin();
                  PreparedStatement ps = admin.prepareStatement(
-                         LeaseTable.sessionMarkerInsert(dialect(fixture), fixture.table()))) {
+                         LeaseTable.of(dialect(fixture), fixture.table()).sessionMarkerInsert())) {
                 ps.setString(1, name);
                 ps.setString(2, LeaseTable.SESSION_MARKER);
                 ps.executeUpdate();

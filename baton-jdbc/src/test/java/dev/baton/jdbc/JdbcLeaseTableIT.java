@@ -67,6 +67,7 @@ class JdbcLeaseTableIT {
         h2.setURL("jdbc:h2:mem:unknown;DB_CLOSE_DELAY=-1");
         assertThatThrownBy(() -> JdbcLocks.builder(h2).createTableIfMissing().build())
                 .isInstanceOf(LockException.class)
+                .isInstanceOf(dev.baton.UnsupportedBackendException.class)
                 .hasMessageContaining("unsupported database 'H2'")
                 .hasMessageContaining("PostgreSQL, MariaDB, MySQL and SQLite");
     }
@@ -75,6 +76,7 @@ class JdbcLeaseTableIT {
     void aDialectThatContradictsTheServerIsRefused() {
         assertThatThrownBy(() -> JdbcLocks.builder(postgres()).dialect(Dialect.MARIADB).build())
                 .isInstanceOf(LockException.class)
+                .isInstanceOf(dev.baton.DialectMismatchException.class)
                 .hasMessageContaining("dialect MARIADB was set but the database is POSTGRESQL");
     }
 
@@ -82,6 +84,7 @@ class JdbcLeaseTableIT {
     void aMissingTableIsAClearErrorNamingTheShippedDdl() {
         assertThatThrownBy(() -> JdbcLocks.builder(postgres()).tableName("baton_never_created").build())
                 .isInstanceOf(LockException.class)
+                .isInstanceOf(dev.baton.MissingSchemaException.class)
                 .hasMessageContaining("baton_never_created")
                 .hasMessageContaining("/dev/baton/jdbc/schema/postgresql.sql")
                 .hasMessageContaining("createTableIfMissing()");

@@ -216,11 +216,13 @@ class PgBouncerIT {
                 .createTableIfMissing()
                 .notificationDataSource(direct()).build())
                 .isInstanceOf(LockException.class)
+                .isInstanceOf(dev.baton.LockConfigurationException.class)
                 .hasMessage("notificationDataSource is used only by the lease strategy on PostgreSQL (LISTEN/NOTIFY);"
                         + " this client is the lease strategy on sqlite");
         assertThatThrownBy(() -> JdbcLocks.builder(direct()).tableName("baton_bouncer_notify").createTableIfMissing()
                 .strategy(Strategy.SESSION).notificationDataSource(direct()).build())
                 .isInstanceOf(LockException.class)
+                .isInstanceOf(dev.baton.LockConfigurationException.class)
                 .hasMessage("notificationDataSource is used only by the lease strategy on PostgreSQL (LISTEN/NOTIFY);"
                         + " this client is the session strategy on postgresql");
     }
@@ -230,6 +232,7 @@ class PgBouncerIT {
         assertThatThrownBy(() -> JdbcLocks.builder(direct()).tableName("baton_bouncer_notify").createTableIfMissing()
                 .notificationDataSource(bouncer("")).build())
                 .isInstanceOf(LockException.class)
+                .isInstanceOf(dev.baton.LockConfigurationException.class)
                 .hasMessageContaining("notificationDataSource passes through a pooler");
     }
     private static PGSimpleDataSource viaPgBouncer() {
@@ -250,6 +253,7 @@ class PgBouncerIT {
         assertThatThrownBy(() -> JdbcLocks.builder(viaPgBouncer()).tableName("baton_bouncer")
                 .strategy(Strategy.SESSION).build())
                 .isInstanceOf(LockException.class)
+                .isInstanceOf(dev.baton.UnsupportedBackendException.class)
                 .hasMessageContaining("pooler in transaction")
                 .hasMessageContaining("lease strategy");
     }

@@ -41,6 +41,7 @@ class PgBouncerSessionIT {
                 assertThatThrownBy(() -> JdbcLocks.builder(pool).tableName(TABLE).strategy(Strategy.SESSION).build())
                         .as("build %d through PgBouncer", attempt)
                         .isInstanceOf(LockException.class)
+                        .isInstanceOf(dev.baton.UnsupportedBackendException.class)
                         .hasMessageContaining("pooler in transaction")
                         .hasMessageContaining("lease strategy");
             }
@@ -51,6 +52,7 @@ class PgBouncerSessionIT {
             assertThatThrownBy(() -> JdbcLocks.builder(plain).tableName(TABLE).strategy(Strategy.SESSION).build())
                     .as("build %d through PgBouncer without a pool", attempt)
                     .isInstanceOf(LockException.class)
+                    .isInstanceOf(dev.baton.UnsupportedBackendException.class)
                     .hasMessageContaining("pooler in transaction");
         }
     }

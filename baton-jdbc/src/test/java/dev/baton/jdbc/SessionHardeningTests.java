@@ -6,6 +6,7 @@ import dev.baton.Lease;
 import dev.baton.LockException;
 import dev.baton.LockInfo;
 import dev.baton.LockLostException;
+import dev.baton.jdbc.session.SessionKeys;
 import dev.baton.testkit.TcpProxy;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -77,7 +78,7 @@ abstract class SessionHardeningTests {
 
     /** Whether a server session ({@code id}, or any if -1) waits on the server for the session lock of name. */
     boolean waitingFor(Connection admin, String table, String name, long id) throws SQLException {
-        SessionLockBackend keys = SessionLockBackend.create(null, dialect(), table, null);
+        SessionKeys keys = new SessionKeys(table);
         if (dialect() == Dialect.POSTGRESQL) {
             long k = keys.pgKey(name);
             try (PreparedStatement ps = admin.prepareStatement("SELECT count(*) FROM pg_locks WHERE"
@@ -146,7 +147,7 @@ abstract class SessionHardeningTests {
 
     /** The server session that holds a session lock of {@code table}, from pg_locks / IS_USED_LOCK. */
     long holderSession(Connection admin, String table, String name) throws SQLException {
-        SessionLockBackend keys = SessionLockBackend.create(null, dialect(), table, null);
+        SessionKeys keys = new SessionKeys(table);
         if (dialect() == Dialect.POSTGRESQL) {
             long k = keys.pgKey(name);
             try (PreparedStatement ps = admin.prepareStatement("SELECT pid FROM pg_locks WHERE locktype = 'advisory'"
@@ -244,7 +245,7 @@ abstract class SessionHardeningTests {
         JdbcLockClient session = client(pool(4, true, null), table, Strategy.SESSION, Duration.ofSeconds(30));
         Lease shared = session.readWriteLock(name).readLock().acquire(Duration.ofSeconds(5));
         shared.checkValid();
-        SessionLockBackend keys = SessionLockBackend.create(null, dialect(), table, null);
+        SessionKeys keys = new SessionKeys(table);
         long k = keys.pgRwKey(name);
         try (Connection admin = admin(); PreparedStatement ps = admin.prepareStatement("SELECT pid FROM pg_locks"
                 + " WHERE locktype = 'advisory' AND granted AND objsubid = 1 AND classid::bigint = ?"
@@ -409,7 +410,7 @@ abstract class SessionHardeningTests {
         AtomicInteger lost = new AtomicInteger();
         held.onLost(e -> lost.incrementAndGet());
         String blocked = "blocked-" + run;
-        SessionLockBackend keys = SessionLockBackend.create(null, dialect(), table, null);
+        SessionKeys keys = new SessionKeys(table);
         try (Connection admin = admin()) {
             // an uncommitted row with the same key makes the client's name registration wait on the server
             admin.setAutoCommit(false);
@@ -468,6 +469,7 @@ abstract class SessionHardeningTests {
         HikariDataSource one = pool(1, true, null);
         assertThatThrownBy(() -> client(one, table("one"), Strategy.SESSION, Duration.ofSeconds(10)))
                 .isInstanceOf(LockException.class)
+                .isInstanceOf(dev.baton.PoolTooSmallException.class)
                 .hasMessageContaining("maximumPoolSize is 1")
                 .hasMessageContaining("at least 2");
     }

@@ -368,6 +368,7 @@ class TransactionRowLockIT {
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("work must not be null");
         locks.close();
         assertThatThrownBy(() -> locks.inTransaction("x", Duration.ZERO, work))
-                .isInstanceOf(dev.baton.LockException.class).hasMessageContaining("is closed");
+                .isInstanceOf(dev.baton.LockException.class).hasMessageContaining("is closed")
+                .isInstanceOf(dev.baton.LockClientClosedException.class);
     }
 }

@@ -1,21 +1,21 @@
-package dev.baton.jdbc;
+package dev.baton.jdbc.scheduled;
 
 import dev.baton.LockBackendException;
 import dev.baton.LockNames;
+import dev.baton.jdbc.internal.ConnectionSupport;
+import dev.baton.jdbc.internal.DialectTraits;
+import dev.baton.jdbc.lease.LeaseTable;
 import dev.baton.spi.AbstractClientBuilder;
 import dev.baton.spi.AcquireResult;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import javax.sql.DataSource;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
 
 /**
- * Scheduled-task semantics behind {@link JdbcLockClient#runOnce}, on the lease table's rows (so {@code baton
+ * Scheduled-task semantics behind {@link dev.baton.jdbc.JdbcLockClient#runOnce}, on the lease table's rows (so {@code baton
  * list} shows them, and a {@code lock(name)} of the same name excludes them):
  * <ol>
  * <li>Take the row if it is free or expired, by the lease strategy's own one-step acquisition, with
@@ -26,36 +26,29 @@ import java.time.Duration;
  *     PostgreSQL, when that frees it at once, lease-strategy waiters hear {@code NOTIFY} as for a release.</li>
  * </ol>
  * A runner that dies between 1 and 3 leaves the row to expire at {@code atMostFor}. Steps 1 and 3 commit
- * whatever the pool's auto-commit default ({@link ConnectionSupport#autoCommitted}).
+ * whatever the pool's auto-commit default ({@link ConnectionSupport#autoCommitted}). Step 3's SQL per dialect
+ * family is in {@link ScheduledStatements}.
  */
-final class ScheduledRuns {
+public final class ScheduledRuns {
     private static final Logger LOG = LoggerFactory.getLogger(ScheduledRuns.class);
 
     private final DataSource dataSource;
     private final LeaseTable leaseTable;
     private final String clientId;
+    private final DialectTraits traits;
+    private final ScheduledStatements statements;
     private final String description;
-    private final String finishSql;
 
-    ScheduledRuns(DataSource dataSource, LeaseTable leaseTable, String clientId) {
+    public ScheduledRuns(DataSource dataSource, LeaseTable leaseTable, String clientId) {
         this.dataSource = dataSource;
         this.leaseTable = leaseTable;
         this.clientId = clientId;
-        String t = leaseTable.table;
-        this.description = "jdbc-scheduled/" + leaseTable.dialect().id() + " (table " + t + ")";
-        String match = " WHERE name = ? AND owner = ? AND token = ?";
-        this.finishSql = switch (leaseTable.dialect()) {
-            case POSTGRESQL -> "WITH kept AS (UPDATE " + t + " SET expires_at = GREATEST(now(), acquired_at"
-                    + " + make_interval(secs => ?))" + match + " RETURNING name, expires_at <= now() AS freed),"
-                    + " woken AS (SELECT pg_notify(?, name) FROM kept WHERE freed)"
-                    + " SELECT (SELECT count(*) FROM kept), (SELECT count(*) FROM woken)";
-            case MARIADB, MYSQL -> "UPDATE " + t + " SET expires_at = GREATEST(" + MySqlFamilyLeaseTable.NOW + ","
-                    + " acquired_at + INTERVAL ? MICROSECOND)" + match;
-            case SQLITE -> "UPDATE " + t + " SET expires_at = MAX(" + SqliteLeaseTable.NOW + ", acquired_at + ?)" + match;
-        };
+        this.traits = DialectTraits.of(leaseTable.dialect());
+        this.statements = ScheduledStatements.of(leaseTable.dialect(), leaseTable.table(), leaseTable.releaseChannel());
+        this.description = "jdbc-scheduled/" + leaseTable.dialect().id() + " (table " + leaseTable.table() + ")";
     }
 
-    boolean runOnce(String name, Duration atMostFor, Duration atLeastFor, Runnable task) {
+    public     boolean runOnce(String name, Duration atMostFor, Duration atLeastFor, Runnable task) {
         LockNames.validate(name);
         check("atMostFor", atMostFor);
         check("atLeastFor", atLeastFor);
@@ -69,8 +62,8 @@ final class ScheduledRuns {
         String owner = clientId + "#" + Thread.currentThread().getId();
         AcquireResult result;
         try {
-            result = LeaseTable.refuseSessionMarker(ConnectionSupport.autoCommitted(dataSource, leaseTable.dialect(),
-                    c -> leaseTable.tryAcquire(c, name, owner, atMostFor.toMillis())), name, leaseTable.table);
+            result = LeaseTable.refuseSessionMarker(ConnectionSupport.autoCommitted(dataSource, traits,
+                    c -> leaseTable.tryAcquire(c, name, owner, atMostFor.toMillis())), name, leaseTable.table());
         } catch (SQLException e) {
             throw failure("taking '" + name + "' for at most " + atMostFor.toMillis() + " ms failed", e);
         }
@@ -103,8 +96,8 @@ final class ScheduledRuns {
 
     private void finish(String name, String owner, long token, Duration atLeastFor) {
         try {
-            int kept = ConnectionSupport.autoCommitted(dataSource, leaseTable.dialect(),
-                    c -> keep(c, name, owner, token, atLeastFor));
+            int kept = ConnectionSupport.autoCommitted(dataSource, traits,
+                    c -> statements.keep(c, name, owner, token, atLeastFor));
             if (kept == 0) {
                 LOG.warn("'{}' (token {}) ran longer than its atMostFor: another runner took it over before it ended",
                         name, token);
@@ -112,29 +105,6 @@ final class ScheduledRuns {
         } catch (SQLException e) {
             throw failure("keeping '" + name + "' (token " + token + ") for at least " + atLeastFor.toMillis()
                     + " ms failed", e);
-        }
-    }
-
-    /** Step 3; returns how many rows it kept (0: another runner took the name over meanwhile). */
-    private int keep(Connection c, String name, String owner, long token, Duration atLeastFor) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(finishSql)) {
-            int i = 1;
-            switch (leaseTable.dialect()) {
-                case POSTGRESQL -> ps.setDouble(i++, atLeastFor.toNanos() / 1e9);
-                case MARIADB, MYSQL -> ps.setLong(i++, atLeastFor.toNanos() / 1000);
-                case SQLITE -> ps.setLong(i++, atLeastFor.toMillis());
-            }
-            ps.setString(i++, name);
-            ps.setString(i++, owner);
-            ps.setLong(i++, token);
-            if (leaseTable instanceof PostgresLeaseTable pg) {
-                ps.setString(i, pg.channel());
-                try (ResultSet rs = ps.executeQuery()) {
-                    rs.next();
-                    return rs.getInt(1);
-                }
-            }
-            return ps.executeUpdate();
         }
     }
 

@@ -1,4 +1,4 @@
-package dev.baton.jdbc;
+package dev.baton.jdbc.internal;
 
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -27,10 +27,10 @@ import java.util.Set;
  * What the transaction strategies share about connections: classifying driver errors, throwing away a
  * connection that must not be reused, and the guarded view of a connection handed to user work.
  */
-final class ConnectionSupport {
+public final class ConnectionSupport {
     private static final Logger LOG = LoggerFactory.getLogger(ConnectionSupport.class);
     /** SQLite's primary result code for "database is locked" (the busy timeout ran out, or a stale snapshot). */
-    static final int SQLITE_BUSY = 5;
+    public static final int SQLITE_BUSY = 5;
     private static final Set<String> REFUSED = Set.of("commit", "setAutoCommit", "close", "abort",
             "setTransactionIsolation", "setReadOnly", "setNetworkTimeout");
 
@@ -39,7 +39,7 @@ final class ConnectionSupport {
 
     /** Work on a borrowed connection. */
     @FunctionalInterface
-    interface SqlCall<T> {
+    public interface SqlCall<T> {
         T call(Connection c) throws SQLException;
     }
 
@@ -49,29 +49,28 @@ final class ConnectionSupport {
      * commits; a pool defaulting to {@code autoCommit=false} would otherwise roll the writes back when the
      * connection returns), and puts the setting back before the connection goes back. A call may still open
      * its own transaction ({@code setAutoCommit(false)} … {@code commit()}); it must restore auto-commit.
-     * On PostgreSQL ({@code dialect}, or null when not yet known) statements are one-shot (no named
-     * server-side prepared statements), so the call works through a pooler in transaction mode.
+     * On PostgreSQL ({@code traits}) statements are one-shot (no named server-side prepared statements), so
+     * the call works through a pooler in transaction mode.
      * The paths that hold one transaction across user work (row lock, optimistic) commit it themselves.
      */
-    static <T> T autoCommitted(DataSource dataSource, Dialect dialect, SqlCall<T> call) throws SQLException {
+    public static <T> T autoCommitted(DataSource dataSource, DialectTraits traits, SqlCall<T> call)
+            throws SQLException {
         try (Connection c = dataSource.getConnection()) {
-            return autoCommitted(c, dialect, call);
+            return autoCommitted(c, traits, call);
         }
     }
 
-    /** As {@link #autoCommitted(DataSource, Dialect, SqlCall)} on a connection the caller already has. */
-    static <T> T autoCommitted(Connection c, Dialect dialect, SqlCall<T> call) throws SQLException {
+    /** As {@link #autoCommitted(DataSource, DialectTraits, SqlCall)} on a connection the caller already has. */
+    public static <T> T autoCommitted(Connection c, DialectTraits traits, SqlCall<T> call) throws SQLException {
         boolean autoCommit = c.getAutoCommit();
         if (!autoCommit) {
             c.setAutoCommit(true);
         }
-        int threshold = dialect == Dialect.POSTGRESQL ? PgStatements.oneShot(c) : 0;
+        int threshold = traits.oneShotStatements(c);
         try {
             return call.call(c);
         } finally {
-            if (dialect == Dialect.POSTGRESQL) {
-                PgStatements.restore(c, threshold);
-            }
+            traits.restoreStatements(c, threshold);
             if (!autoCommit) {
                 c.setAutoCommit(false);
             }
@@ -83,7 +82,7 @@ final class ConnectionSupport {
      * timeout, a connection-class SQL state (08xxx), or a cancelled statement (PostgreSQL 57014, MySQL 1317,
      * MariaDB 70100). Such a connection is closed and evicted, never given back to the pool for reuse.
      */
-    static boolean isBroken(SQLException e) {
+    public static boolean isBroken(SQLException e) {
         for (Throwable t = e; t != null; t = t.getCause()) {
             if (t instanceof SQLTimeoutException || t instanceof SQLNonTransientConnectionException
                     || t instanceof SQLTransientConnectionException || t instanceof SQLRecoverableException
@@ -112,21 +111,9 @@ final class ConnectionSupport {
      * ended the session (PostgreSQL 57Pxx), or it was killed (MariaDB 70100 / 1927) — as opposed to a
      * timeout or a failed statement on a live session. Narrower than {@link #isBroken}.
      */
-    static boolean isGone(SQLException e) {
+    public static boolean isGone(SQLException e) {
         String state = e.getSQLState() == null ? "" : e.getSQLState();
         return state.startsWith("08") || state.startsWith("57P") || state.equals("70100") || e.getErrorCode() == 1927;
-    }
-
-    /** Whether the error is a serialization failure or deadlock: the transaction lost a race, retry it. */
-    static boolean isSerializationFailure(Dialect dialect, SQLException e) {
-        String state = e.getSQLState();
-        if ("40001".equals(state) || "40P01".equals(state)) {
-            return true;
-        }
-        if (dialect == Dialect.SQLITE) {
-            return e.getErrorCode() == SQLITE_BUSY;
-        }
-        return e.getErrorCode() == 1213; // MySQL/MariaDB deadlock
     }
 
     /**
@@ -135,7 +122,7 @@ final class ConnectionSupport {
      * other pool gets {@link Connection#abort}, which closes the physical connection so the pool's validation
      * discards it.
      */
-    static void discard(DataSource dataSource, Connection c, String why) {
+    public static void discard(DataSource dataSource, Connection c, String why) {
         LOG.debug("discarding a connection: {}", why);
         boolean evicted = false;
         try {
@@ -162,7 +149,7 @@ final class ConnectionSupport {
     }
 
     /** A view of a connection for user work; see {@link Guarded}. */
-    static Guarded guard(Connection c, String owner) {
+    public static Guarded guard(Connection c, String owner) {
         return new Guarded(c, owner);
     }
 
@@ -180,7 +167,7 @@ final class ConnectionSupport {
      * reads valid). An SQL {@code COMMIT} or {@code ROLLBACK} statement executed by the work cannot be told
      * apart from other SQL: it ends the transaction, and the lock, early; the README says so.
      */
-    static final class Guarded implements InvocationHandler {
+    public static final class Guarded implements InvocationHandler {
         private static final Set<Class<?>> WRAPPED = Set.of(Statement.class, PreparedStatement.class,
                 CallableStatement.class, ResultSet.class, DatabaseMetaData.class);
         private final Connection target;
@@ -195,11 +182,11 @@ final class ConnectionSupport {
                     new Class<?>[] {Connection.class}, this);
         }
 
-        Connection connection() {
+        public Connection connection() {
             return proxy;
         }
 
-        void end() {
+        public void end() {
             ended = true;
         }
 

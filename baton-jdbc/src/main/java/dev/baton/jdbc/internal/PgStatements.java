@@ -1,4 +1,4 @@
-package dev.baton.jdbc;
+package dev.baton.jdbc.internal;
 
 import org.postgresql.PGConnection;
 

@@ -1,8 +1,11 @@
-package dev.baton.jdbc;
+package dev.baton.jdbc.session;
 
 import dev.baton.LockBackendException;
 import dev.baton.LockException;
 import dev.baton.LockInfo;
+import dev.baton.UnsupportedBackendException;
+import dev.baton.jdbc.internal.ConnectionSupport;
+import dev.baton.jdbc.lease.LeaseTable;
 import dev.baton.spi.AcquireRequest;
 import dev.baton.spi.AcquireResult;
 import dev.baton.spi.BlockingWait;
@@ -14,10 +17,6 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import javax.sql.DataSource;
-import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -25,7 +24,6 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Base64;
 import java.util.Collection;
 import java.util.HashSet;
 import java.util.List;
@@ -73,12 +71,17 @@ import java.util.concurrent.locks.ReentrantLock;
  * same bytes (49 characters, within MySQL's 64). Two names whose PostgreSQL keys collide (about 1 in
  * 10<sup>7</sup> among a million names) exclude each other: a false contention, never a false sharing.
  * Names are recorded once per client in {@code <table>_names} so {@code baton list} shows them whole.
+ * ({@link SessionKeys} computes them.)
+ *
+ * <p>Each dialect's statements, and what else it does differently (session set-up, cancelling a wait,
+ * read-write locks), are in its {@link SessionStatements}: {@link PostgresSessionStatements},
+ * {@link MySqlSessionStatements}; this class holds the algorithm only.
  */
-class SessionLockBackend implements BlockingWait, ConfirmsGrants {
+public class SessionLockBackend implements BlockingWait, ConfirmsGrants {
     private static final Logger log = LoggerFactory.getLogger(SessionLockBackend.class);
 
     private final DataSource dataSource;
-    private final Dialect dialect;
+    private final SessionStatements sql;
     private final String table;
     private final String description;
     private final SessionOptions options;
@@ -111,32 +114,33 @@ class SessionLockBackend implements BlockingWait, ConfirmsGrants {
     }
 
     /** Keepalive settings of the session connections. */
-    record SessionOptions(Duration keepaliveIdle, Duration keepaliveInterval, int keepaliveCount,
+    public record SessionOptions(Duration keepaliveIdle, Duration keepaliveInterval, int keepaliveCount,
                           Duration probeTimeout) {
     }
 
     /**
-     * The session backend for {@code dialect}: on PostgreSQL one with {@link ReadWriteModes} (shared and exclusive
-     * advisory locks), on MariaDB/MySQL one without ({@code GET_LOCK} has no shared mode).
+     * The session backend speaking {@code statements}: where they have read-write locks (PostgreSQL's shared and
+     * exclusive advisory locks) one with {@link ReadWriteModes}, elsewhere ({@code GET_LOCK} has no shared mode)
+     * one without.
      */
-    static SessionLockBackend create(DataSource dataSource, Dialect dialect, String table, SessionOptions options) {
-        return dialect == Dialect.POSTGRESQL ? new WithReadWrite(dataSource, dialect, table, options)
-                : new SessionLockBackend(dataSource, dialect, table, options);
+    public static SessionLockBackend create(DataSource dataSource, SessionStatements statements, SessionOptions options) {
+        return statements.readWrite() ? new WithReadWrite(dataSource, statements, options)
+                : new SessionLockBackend(dataSource, statements, options);
     }
 
-    /** PostgreSQL's session backend: read-write locks on shared/exclusive advisory locks. */
+    /** The session backend with read-write locks (PostgreSQL: shared/exclusive advisory locks). */
     static final class WithReadWrite extends SessionLockBackend implements ReadWriteModes {
-        private WithReadWrite(DataSource dataSource, Dialect dialect, String table, SessionOptions options) {
-            super(dataSource, dialect, table, options);
+        private WithReadWrite(DataSource dataSource, SessionStatements statements, SessionOptions options) {
+            super(dataSource, statements, options);
         }
     }
 
-    private SessionLockBackend(DataSource dataSource, Dialect dialect, String table, SessionOptions options) {
+    private SessionLockBackend(DataSource dataSource, SessionStatements statements, SessionOptions options) {
         this.dataSource = dataSource;
-        this.dialect = dialect;
-        this.table = table;
+        this.sql = statements;
+        this.table = statements.table;
         this.options = options;
-        this.description = "jdbc-session/" + dialect.id() + " (table " + table + ")";
+        this.description = statements.description;
     }
 
     @Override
@@ -160,43 +164,10 @@ class SessionLockBackend implements BlockingWait, ConfirmsGrants {
         started = true;
     }
 
-    // ---- keys ------------------------------------------------------------------------------------
-
-    private byte[] digest(String name) {
-        try {
-            MessageDigest md = MessageDigest.getInstance("SHA-256");
-            md.update(table.getBytes(StandardCharsets.UTF_8));
-            md.update((byte) 0);
-            md.update(name.getBytes(StandardCharsets.UTF_8));
-            return md.digest();
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException(e);
-        }
-    }
-
-    /** PostgreSQL's advisory key of a name. */
-    long pgKey(String name) {
-        return ByteBuffer.wrap(digest(name)).getLong();
-    }
-
-    /** MySQL's named-lock name of a lock name. */
-    String myKey(String name) {
-        return "baton:" + Base64.getUrlEncoder().withoutPadding().encodeToString(digest(name));
-    }
-
-    /** PostgreSQL's advisory key of a read-write lock: a namespace apart from plain locks. */
-    long pgRwKey(String name) {
-        return pgKey("\u0000rw\u0000" + name);
-    }
-
-    private String serverKey(String name) {
-        return dialect == Dialect.POSTGRESQL ? Long.toString(pgKey(name)) : myKey(name);
-    }
-
     // ---- sessions --------------------------------------------------------------------------------
 
     /** One dedicated connection; all use is under {@link #lock}. */
-    private final class Session {
+    private final class Session implements SessionContext {
         final String role;
         final ReentrantLock lock = new ReentrantLock();
         Connection conn;
@@ -214,6 +185,36 @@ class SessionLockBackend implements BlockingWait, ConfirmsGrants {
 
         Session(String role) {
             this.role = role;
+        }
+
+        @Override
+        public String lastLockTimeout() {
+            return lastLockTimeout;
+        }
+
+        @Override
+        public void lastLockTimeout(String timeout) {
+            lastLockTimeout = timeout;
+        }
+
+        @Override
+        public void beginBlocking(Duration wait) {
+            SessionLockBackend.beginBlocking(this, wait);
+        }
+
+        @Override
+        public void endBlocking(Duration wait) {
+            SessionLockBackend.endBlocking(this, wait);
+        }
+
+        @Override
+        public void checkServerId(long id) {
+            SessionLockBackend.this.checkServerId(this, id);
+        }
+
+        @Override
+        public boolean slicedOut(SQLException e) {
+            return SessionLockBackend.slicedOut(this, e);
         }
 
         Connection open() throws SQLException {
@@ -254,20 +255,7 @@ class SessionLockBackend implements BlockingWait, ConfirmsGrants {
                 c.setAutoCommit(true);
                 // a dedicated connection must not hang forever on a dead network path
                 c.setNetworkTimeout(Runnable::run, (int) NETWORK_TIMEOUT.toMillis());
-                try (Statement st = c.createStatement()) {
-                    if (dialect == Dialect.POSTGRESQL) {
-                        st.execute("SET tcp_keepalives_idle = " + options.keepaliveIdle().toSeconds());
-                        st.execute("SET tcp_keepalives_interval = " + options.keepaliveInterval().toSeconds());
-                        st.execute("SET tcp_keepalives_count = " + options.keepaliveCount());
-                    }
-                }
-                if (dialect == Dialect.POSTGRESQL) {
-                    try (PreparedStatement ps = c.prepareStatement("SELECT set_config('application_name', ?, false)")) {
-                        String app = "baton " + clientId;
-                        ps.setString(1, app.length() > 63 ? app.substring(0, 63) : app);
-                        ps.execute();
-                    }
-                }
+                sql.configure(c, clientId, options);
                 long first = serverId(c);
                 checkNotMultiplexed(this, c, first);
                 conn = c;
@@ -279,7 +267,7 @@ class SessionLockBackend implements BlockingWait, ConfirmsGrants {
             } catch (SQLException e) {
                 ConnectionSupport.discard(dataSource, c, description + " " + role + " session that failed to open");
                 if (poolerStatementClash(e)) {
-                    throw new LockException(poolerRefusal("its server-side prepared statements clash with other"
+                    throw new UnsupportedBackendException(poolerRefusal("its server-side prepared statements clash with other"
                             + " clients' on a shared server session (" + e.getMessage() + ", SQL state "
                             + e.getSQLState() + ")"), e);
                 }
@@ -342,8 +330,7 @@ class SessionLockBackend implements BlockingWait, ConfirmsGrants {
 
     private long serverId(Connection c) throws SQLException {
         try (Statement st = c.createStatement();
-             ResultSet rs = st.executeQuery(dialect == Dialect.POSTGRESQL ? "SELECT pg_backend_pid()"
-                     : "SELECT CONNECTION_ID()")) {
+             ResultSet rs = st.executeQuery(sql.serverIdQuery())) {
             rs.next();
             return rs.getLong(1);
         }
@@ -412,7 +399,7 @@ class SessionLockBackend implements BlockingWait, ConfirmsGrants {
 
     private void compareIds(long first, long second) {
         if (second != first) {
-            throw new LockException(poolerRefusal("the connection moved from server session " + first + " to "
+            throw new UnsupportedBackendException(poolerRefusal("the connection moved from server session " + first + " to "
                     + second + " between two statements"));
         }
     }
@@ -422,7 +409,7 @@ class SessionLockBackend implements BlockingWait, ConfirmsGrants {
     }
 
     /** The refusal of a pooler in transaction mode, with the evidence found. */
-    static String poolerRefusal(String description, String evidence) {
+    public static String poolerRefusal(String description, String evidence) {
         return description + ": " + evidence + ". It passes through a pooler in transaction or statement mode"
                 + " (such as PgBouncer with pool_mode=transaction), which silently breaks session locks. Use the"
                 + " lease strategy through the pooler, or give the session strategy a DataSource that connects to"
@@ -435,11 +422,11 @@ class SessionLockBackend implements BlockingWait, ConfirmsGrants {
      * server sessions between clients does.
      */
     private boolean poolerStatementClash(SQLException e) {
-        return dialect == Dialect.POSTGRESQL && poolerStatementClash((Throwable) e);
+        return sql.isStatementClash(e);
     }
 
     /** As {@link #poolerStatementClash(SQLException)}, anywhere in a cause chain (for the builder's checks). */
-    static boolean poolerStatementClash(Throwable e) {
+    public static boolean poolerStatementClash(Throwable e) {
         for (Throwable t = e; t != null; t = t.getCause()) {
             if (t instanceof SQLException se && ("42P05".equals(se.getSQLState()) || "26000".equals(se.getSQLState()))) {
                 return true;
@@ -474,21 +461,11 @@ class SessionLockBackend implements BlockingWait, ConfirmsGrants {
         if (registeredNames.contains(key)) { // by key: a name's read-write key is registered apart
             return;
         }
-        String sql = switch (dialect) {
-            case POSTGRESQL -> "INSERT INTO " + table + "_names (lock_key, name) VALUES (?, ?) ON CONFLICT DO NOTHING";
-            default -> "INSERT IGNORE INTO " + table + "_names (lock_key, name) VALUES (?, ?)";
-        };
-        try (PreparedStatement ps = c.prepareStatement(sql)) {
-            if (key.equals(serverKey(name))) {
+        try {
+            if (key.equals(sql.serverKey(name))) {
                 claimName(c, name); // a plain lock's name (read-write locks are a namespace apart)
             }
-            if (dialect == Dialect.POSTGRESQL) {
-                ps.setLong(1, Long.parseLong(key));
-            } else {
-                ps.setString(1, key);
-            }
-            ps.setString(2, name);
-            ps.executeUpdate();
+            sql.insertName(c, key, name);
         } catch (SQLException e) {
             if (fatal(c, e)) {
                 throw e; // the session is gone: the caller replaces it
@@ -509,7 +486,7 @@ class SessionLockBackend implements BlockingWait, ConfirmsGrants {
      * @throws LockException if the name has a lease row
      */
     private void claimName(Connection c, String name) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(LeaseTable.sessionMarkerInsert(dialect, table))) {
+        try (PreparedStatement ps = c.prepareStatement(sql.markerInsert)) {
             ps.setString(1, name);
             ps.setString(2, LeaseTable.SESSION_MARKER);
             ps.executeUpdate();
@@ -587,7 +564,7 @@ class SessionLockBackend implements BlockingWait, ConfirmsGrants {
      * release inside the client wakes the caller).
      */
     private AcquireResult reserveAndAttempt(Session s, String name, String owner, Duration wait) {
-        String key = serverKey(name);
+        String key = sql.serverKey(name);
         Local reservation = new Local(new LeaseKey(name, owner, -1), null, 0);
         Local present = local.putIfAbsent(key, reservation);
         if (present != null) {
@@ -612,8 +589,7 @@ class SessionLockBackend implements BlockingWait, ConfirmsGrants {
     private AcquireResult attempt(Session s, String name, String key, Duration wait) {
         return onSession(s, name, "acquire", wait, c -> {
             register(c, name, key);
-            return dialect == Dialect.POSTGRESQL ? attemptPg(s, c, Long.parseLong(key), LockMode.EXCLUSIVE, wait)
-                    : attemptMy(s, c, key, wait);
+            return sql.attempt(s, c, key, LockMode.EXCLUSIVE, wait);
         });
     }
 
@@ -677,169 +653,8 @@ class SessionLockBackend implements BlockingWait, ConfirmsGrants {
         if (id != s.serverId) {
             long before = s.serverId;
             s.broken(null);
-            throw new LockException(description + ": the " + s.role + " session moved from server session " + before
+            throw new UnsupportedBackendException(description + ": the " + s.role + " session moved from server session " + before
                     + " to " + id + "; a pooler in transaction mode breaks session locks. Its locks are lost.");
-        }
-    }
-
-    private AcquireResult attemptPg(Session s, Connection c, long k, LockMode mode, Duration wait)
-            throws SQLException {
-        if (wait != null) {
-            String timeout = Math.max(1, wait.toMillis()) + "ms";
-            if (!timeout.equals(s.lastLockTimeout)) {
-                try (PreparedStatement ps = c.prepareStatement("SELECT set_config('lock_timeout', ?, false)")) {
-                    ps.setString(1, timeout);
-                    ps.execute();
-                }
-                s.lastLockTimeout = timeout;
-            }
-        }
-        boolean shared = mode == LockMode.READ;
-        String take;
-        if (wait != null) {
-            take = (shared ? "pg_advisory_lock_shared(?)" : "pg_advisory_lock(?)") + " IS NOT NULL"; // void is not null
-        } else if (shared) {
-            // a writer queued on the server holds back new readers, even those of a session that already
-            // reads (PostgreSQL grants a session's repeated request without looking at the queue)
-            take = "CASE WHEN EXISTS (SELECT 1 FROM pg_locks w WHERE w.locktype = 'advisory' AND NOT w.granted"
-                    + " AND w.mode = 'ExclusiveLock' AND w.objsubid = 1 AND w.classid::bigint = ?"
-                    + " AND w.objid::bigint = ?) THEN false ELSE pg_try_advisory_lock_shared(?) END";
-        } else {
-            take = "pg_try_advisory_lock(?)";
-        }
-        String sql = "SELECT g.ok, CASE WHEN g.ok THEN nextval('" + table + "_token_seq') END, pg_backend_pid(),"
-                + " CASE WHEN g.ok THEN NULL ELSE (SELECT coalesce(a.application_name, '') || ' (pid ' || l.pid || ')'"
-                + "  FROM pg_locks l LEFT JOIN pg_stat_activity a ON a.pid = l.pid"
-                + "  WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1"
-                + "  AND l.classid::bigint = ? AND l.objid::bigint = ? LIMIT 1) END"
-                + " FROM (SELECT " + take + " AS ok OFFSET 0) g";
-        try (PreparedStatement ps = c.prepareStatement(sql)) {
-            ps.setLong(1, k >>> 32);
-            ps.setLong(2, k & 0xFFFFFFFFL);
-            int i = 3;
-            if (shared && wait == null) {
-                ps.setLong(i++, k >>> 32);
-                ps.setLong(i++, k & 0xFFFFFFFFL);
-            }
-            ps.setLong(i, k);
-            beginBlocking(s, wait);
-            try (ResultSet rs = ps.executeQuery()) {
-                endBlocking(s, wait);
-                rs.next();
-                checkServerId(s, rs.getLong(3));
-                if (rs.getBoolean(1)) {
-                    return new AcquireResult.Granted(rs.getLong(2));
-                }
-                return new AcquireResult.Busy(rs.getString(4), -1, null);
-            } finally {
-                endBlocking(s, wait);
-            }
-        } catch (SQLException e) {
-            if (wait == null || !slicedOut(s, e)) {
-                throw e;
-            }
-            // PostgreSQL may grant the lock in the instant its lock_timeout (or deadlock check) fires, raise
-            // the error anyway, and keep the grant: session-level advisory locks survive the error. Found by
-            // `baton check --strategy session`: the session then held a lock nobody knew of. Nothing else in
-            // this client holds this key on this session (the local reservation, and no blocking read on a
-            // session that already reads it), so a grant on the session now is this attempt's.
-            try {
-                if (heldBySession(c, k, shared)) {
-                    try (Statement st = c.createStatement();
-                         ResultSet rs = st.executeQuery("SELECT nextval('" + table + "_token_seq')")) {
-                        rs.next();
-                        log.debug("{}: lock granted as its wait timed out; kept as a grant", description);
-                        return new AcquireResult.Granted(rs.getLong(1));
-                    }
-                }
-            } catch (SQLException unknown) {
-                // not a timeout any more: the caller must discard the session, which may hold the lock
-                throw new SQLException("could not tell whether a timed-out wait left the lock granted: "
-                        + unknown.getMessage(), "58000", unknown);
-            }
-            throw e;
-        }
-    }
-
-    private static boolean heldBySession(Connection c, long k, boolean shared) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("SELECT EXISTS (SELECT 1 FROM pg_locks WHERE"
-                + " locktype = 'advisory' AND pid = pg_backend_pid() AND granted AND objsubid = 1"
-                + " AND classid::bigint = ? AND objid::bigint = ? AND mode = ?)")) {
-            ps.setLong(1, k >>> 32);
-            ps.setLong(2, k & 0xFFFFFFFFL);
-            ps.setString(3, shared ? "ShareLock" : "ExclusiveLock");
-            try (ResultSet rs = ps.executeQuery()) {
-                rs.next();
-                return rs.getBoolean(1);
-            }
-        }
-    }
-
-    private AcquireResult attemptMy(Session s, Connection c, String key, Duration wait) throws SQLException {
-        boolean maria = dialect == Dialect.MARIADB;
-        String token = maria ? "IF(g.ok = 1, NEXTVAL(" + table + "_token_seq), NULL)" : "NULL";
-        String sql = "SELECT g.ok, " + token + ", CONNECTION_ID(), IF(g.ok = 1, NULL, IS_USED_LOCK(?))"
-                + " FROM (SELECT GET_LOCK(?, ?) AS ok) g";
-        long granted;
-        try (PreparedStatement ps = c.prepareStatement(sql)) {
-            ps.setString(1, key);
-            ps.setString(2, key);
-            ps.setBigDecimal(3, wait == null ? java.math.BigDecimal.ZERO
-                    : java.math.BigDecimal.valueOf(Math.max(1, wait.toMillis()), 3));
-            beginBlocking(s, wait);
-            try (ResultSet rs = ps.executeQuery()) {
-                endBlocking(s, wait);
-                rs.next();
-                checkServerId(s, rs.getLong(3));
-                if (rs.getInt(1) != 1) {
-                    long holder = rs.getLong(4);
-                    return new AcquireResult.Busy(rs.wasNull() ? null : "connection " + holder, -1, null);
-                }
-                granted = rs.getLong(2);
-            } finally {
-                endBlocking(s, wait);
-            }
-        } catch (SQLException e) {
-            if (wait == null || !slicedOut(s, e)) {
-                throw e;
-            }
-            // GET_LOCK interrupted by our KILL QUERY: it may have been granted in that instant (the key is
-            // reserved in this client, so a grant on this session now is this attempt's)
-            try (PreparedStatement ps = c.prepareStatement("SELECT IS_USED_LOCK(?) = CONNECTION_ID()")) {
-                ps.setString(1, key);
-                try (ResultSet rs = ps.executeQuery()) {
-                    rs.next();
-                    if (!rs.getBoolean(1)) {
-                        throw e;
-                    }
-                }
-            } catch (SQLException unknown) {
-                if (unknown == e) {
-                    throw e;
-                }
-                throw new SQLException("could not tell whether a cancelled wait left the lock granted: "
-                        + unknown.getMessage(), "58000", unknown);
-            }
-            granted = maria ? nextMariaToken(c) : -1;
-        }
-        if (!maria) {
-            // MySQL has no sequence: the counter row, bumped after the grant, on the same session
-            try (Statement st = c.createStatement()) {
-                st.executeUpdate("UPDATE " + table + "_token SET value = LAST_INSERT_ID(value + 1) WHERE id = 1");
-                try (ResultSet rs = st.executeQuery("SELECT LAST_INSERT_ID()")) {
-                    rs.next();
-                    granted = rs.getLong(1);
-                }
-            }
-        }
-        return new AcquireResult.Granted(granted);
-    }
-
-    private long nextMariaToken(Connection c) throws SQLException {
-        try (Statement st = c.createStatement();
-             ResultSet rs = st.executeQuery("SELECT NEXTVAL(" + table + "_token_seq)")) {
-            rs.next();
-            return rs.getLong(1);
         }
     }
 
@@ -881,10 +696,8 @@ class SessionLockBackend implements BlockingWait, ConfirmsGrants {
             try {
                 c = via.open();
                 // target is a server session id (a long the server gave us), not user input
-                String sql = dialect == Dialect.POSTGRESQL ? "SELECT pg_cancel_backend(" + target + ")"
-                        : "KILL QUERY " + target;
                 try (Statement st = c.createStatement()) {
-                    st.execute(sql);
+                    st.execute(sql.cancelWait(target));
                 }
             } catch (SQLException e) {
                 log.debug("{}: cancelling the {} session's wait failed: {}", description, s.role, e.getMessage());
@@ -931,7 +744,7 @@ class SessionLockBackend implements BlockingWait, ConfirmsGrants {
 
     /** Reserves locally (readers share, a writer is alone), then asks the server; undoes the reservation if refused. */
     private AcquireResult attemptRw(Session s, String name, LockMode mode, String owner, Duration wait) {
-        long k = pgRwKey(name);
+        long k = sql.rwKey(name);
         boolean[] reserved = {false};
         RwState state = rwLocal.compute(k, (key, st) -> {
             if (st == null) {
@@ -970,7 +783,7 @@ class SessionLockBackend implements BlockingWait, ConfirmsGrants {
         try {
             AcquireResult r = onSession(s, name, mode.name().toLowerCase() + " acquire", wait, c -> {
                 register(c, name, Long.toString(k));
-                return attemptPg(s, c, k, mode, wait);
+                return sql.attemptRw(s, c, k, mode, wait);
             });
             if (r instanceof AcquireResult.Granted g) {
                 LeaseKey lk = new LeaseKey(name, owner, g.token(), mode);
@@ -999,7 +812,7 @@ class SessionLockBackend implements BlockingWait, ConfirmsGrants {
     }
 
     private boolean releaseRw(LeaseKey lease) {
-        long k = pgRwKey(lease.name());
+        long k = sql.rwKey(lease.name());
         RwState state = rwLocal.get(k);
         if (state == null) {
             return false;
@@ -1018,14 +831,7 @@ class SessionLockBackend implements BlockingWait, ConfirmsGrants {
             if (!s.holds(l)) {
                 return false;
             }
-            String fn = lease.mode() == LockMode.READ ? "pg_advisory_unlock_shared" : "pg_advisory_unlock";
-            try (PreparedStatement ps = c.prepareStatement("SELECT " + fn + "(?)::int")) {
-                ps.setLong(1, k);
-                try (ResultSet rs = ps.executeQuery()) {
-                    rs.next();
-                    return rs.getInt(1) == 1;
-                }
-            }
+            return sql.releaseRw(c, k, lease.mode());
         } catch (SQLException e) {
             boolean gone = fatal(c, e);
             s.broken(e); // as in release(): the server frees what the discarded session held
@@ -1054,7 +860,7 @@ class SessionLockBackend implements BlockingWait, ConfirmsGrants {
         if (lease.mode() != LockMode.EXCLUSIVE) {
             return releaseRw(lease);
         }
-        String key = serverKey(lease.name());
+        String key = sql.serverKey(lease.name());
         Local l = local.get(key);
         if (l == null || !l.key.equals(lease)) {
             return false;
@@ -1067,19 +873,9 @@ class SessionLockBackend implements BlockingWait, ConfirmsGrants {
                 local.remove(key, l);
                 return false;
             }
-            String sql = dialect == Dialect.POSTGRESQL ? "SELECT pg_advisory_unlock(?)::int" : "SELECT RELEASE_LOCK(?)";
-            try (PreparedStatement ps = c.prepareStatement(sql)) {
-                if (dialect == Dialect.POSTGRESQL) {
-                    ps.setLong(1, Long.parseLong(key));
-                } else {
-                    ps.setString(1, key);
-                }
-                try (ResultSet rs = ps.executeQuery()) {
-                    rs.next();
-                    local.remove(key, l);
-                    return rs.getInt(1) == 1;
-                }
-            }
+            boolean released = sql.release(c, key);
+            local.remove(key, l);
+            return released;
         } catch (SQLException e) {
             // a release that failed leaves the lock possibly held on a live session: discard the session so the
             // server frees it (the session's other leases report lost)
@@ -1103,7 +899,7 @@ class SessionLockBackend implements BlockingWait, ConfirmsGrants {
         Set<LeaseKey> alive = new HashSet<>();
         for (LeaseKey k : leases) {
             if (k.mode() != LockMode.EXCLUSIVE) {
-                RwState st = rwLocal.get(pgRwKey(k.name()));
+                RwState st = rwLocal.get(sql.rwKey(k.name()));
                 if (st != null) {
                     synchronized (st) {
                         Local l = st.holders.get(k);
@@ -1114,7 +910,7 @@ class SessionLockBackend implements BlockingWait, ConfirmsGrants {
                 }
                 continue;
             }
-            Local l = local.get(serverKey(k.name()));
+            Local l = local.get(sql.serverKey(k.name()));
             if (l != null && l.key.equals(k) && l.session.holds(l)) {
                 alive.add(k);
             }
@@ -1138,8 +934,7 @@ class SessionLockBackend implements BlockingWait, ConfirmsGrants {
             }
             try (Statement st = c.createStatement()) {
                 st.setQueryTimeout((int) Math.max(1, options.probeTimeout().toSeconds()));
-                try (ResultSet rs = st.executeQuery(dialect == Dialect.POSTGRESQL ? "SELECT pg_backend_pid()"
-                        : "SELECT CONNECTION_ID()")) {
+                try (ResultSet rs = st.executeQuery(sql.serverIdQuery())) {
                     rs.next();
                     checkServerId(s, rs.getLong(1));
                 }
@@ -1181,29 +976,9 @@ class SessionLockBackend implements BlockingWait, ConfirmsGrants {
             Connection c = null;
             try {
                 c = main.open();
-                String sql = dialect == Dialect.POSTGRESQL
-                        ? "SELECT pg_backend_pid(), EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory'"
-                          + " AND pid = ? AND granted AND objsubid = 1 AND classid::bigint = ? AND objid::bigint = ?"
-                          + " AND mode = ? AND database = (SELECT oid FROM pg_database"
-                          + " WHERE datname = current_database()))"
-                        : "SELECT CONNECTION_ID(), IS_USED_LOCK(?) <=> ?";
-                try (PreparedStatement ps = c.prepareStatement(sql)) {
-                    if (dialect == Dialect.POSTGRESQL) {
-                        long k = lease.mode() == LockMode.EXCLUSIVE ? pgKey(lease.name()) : pgRwKey(lease.name());
-                        ps.setLong(1, holderId);
-                        ps.setLong(2, k >>> 32);
-                        ps.setLong(3, k & 0xFFFFFFFFL);
-                        ps.setString(4, lease.mode() == LockMode.READ ? "ShareLock" : "ExclusiveLock");
-                    } else {
-                        ps.setString(1, myKey(lease.name()));
-                        ps.setLong(2, holderId);
-                    }
-                    try (ResultSet rs = ps.executeQuery()) {
-                        rs.next();
-                        checkServerId(main, rs.getLong(1));
-                        return rs.getBoolean(2) && holder.holds(l) && holder.serverId == holderId;
-                    }
-                }
+                SessionStatements.Answer answer = sql.confirm(c, lease, holderId);
+                checkServerId(main, answer.serverId());
+                return answer.held() && holder.holds(l) && holder.serverId == holderId;
             } catch (SQLException e) {
                 boolean gone = c != null && fatal(c, e);
                 if (gone) {
@@ -1233,7 +1008,7 @@ class SessionLockBackend implements BlockingWait, ConfirmsGrants {
     /** The client's record of a grant, or null if it holds no such grant. */
     private Local localOf(LeaseKey lease) {
         if (lease.mode() != LockMode.EXCLUSIVE) {
-            RwState st = rwLocal.get(pgRwKey(lease.name()));
+            RwState st = rwLocal.get(sql.rwKey(lease.name()));
             if (st == null) {
                 return null;
             }
@@ -1241,7 +1016,7 @@ class SessionLockBackend implements BlockingWait, ConfirmsGrants {
                 return st.holders.get(lease);
             }
         }
-        Local l = local.get(serverKey(lease.name()));
+        Local l = local.get(sql.serverKey(lease.name()));
         return l != null && lease.equals(l.key) ? l : null;
     }
 
@@ -1249,28 +1024,13 @@ class SessionLockBackend implements BlockingWait, ConfirmsGrants {
 
     @Override
     public List<LockInfo> inspect() {
-        String sql = dialect == Dialect.POSTGRESQL
-                ? "SELECT n.name, coalesce(a.application_name, '') || ' (pid ' || l.pid || ')' FROM pg_locks l"
-                  + " JOIN " + table + "_names n ON n.lock_key = ((l.classid::bigint << 32) | l.objid::bigint)"
-                  + " LEFT JOIN pg_stat_activity a ON a.pid = l.pid"
-                  + " WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1"
-                  + " AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())"
-                  + " ORDER BY n.name"
-                : "SELECT name, CONCAT('connection ', IS_USED_LOCK(lock_key)) FROM " + table + "_names"
-                  + " WHERE IS_USED_LOCK(lock_key) IS NOT NULL ORDER BY name";
-        List<LockInfo> out = new ArrayList<>();
+        List<LockInfo> out;
         // on the main session: the client's two connections are all it needs, even for a listing
         main.lock.lock();
         Connection c = null;
         try {
             c = main.open();
-            try (PreparedStatement ps = c.prepareStatement(sql); ResultSet rs = ps.executeQuery()) {
-                while (rs.next()) {
-                    String name = dialect == Dialect.POSTGRESQL ? rs.getString(1)
-                            : new String(rs.getBytes(1), StandardCharsets.UTF_8);
-                    out.add(new LockInfo(name, rs.getString(2), -1, null, null, true));
-                }
-            }
+            out = sql.inspect(c);
         } catch (SQLException e) {
             if (c != null && fatal(c, e)) {
                 main.broken(e);
@@ -1283,7 +1043,7 @@ class SessionLockBackend implements BlockingWait, ConfirmsGrants {
     }
 
     /** The server ids of this client's two sessions (for tests and introspection); -1 when not open. */
-    List<Long> sessionIds() {
+    public List<Long> sessionIds() {
         List<Long> ids = new ArrayList<>();
         ids.add(main.conn == null ? -1 : main.serverId);
         ids.add(waiting.conn == null ? -1 : waiting.serverId);

@@ -1,9 +1,15 @@
-package dev.baton.jdbc;
+package dev.baton.jdbc.optimistic;
 
 import dev.baton.LockBackendException;
 import dev.baton.LockInterruptedException;
 import dev.baton.LockNames;
 import dev.baton.OptimisticConflictException;
+import dev.baton.jdbc.Dialect;
+import dev.baton.jdbc.OptimisticLock;
+import dev.baton.jdbc.VersionedWork;
+import dev.baton.jdbc.internal.ConnectionSupport;
+import dev.baton.jdbc.internal.DialectTraits;
+import dev.baton.jdbc.internal.StrategyTable;
 
 import javax.sql.DataSource;
 import java.sql.Connection;
@@ -14,34 +20,46 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The optimistic version strategy behind {@link JdbcLockClient#optimistic}: a row per name in
- * {@code <table>_versions}. Each attempt, in one transaction on one connection: read the version (a missing
- * row is first created at version 1 by its own short transaction), run the work, then
- * {@code UPDATE … SET version = version + 1 WHERE name = ? AND version = ?}. The compare-and-set is a write,
- * so it waits for (PostgreSQL, InnoDB: the row lock; SQLite: the write lock) and then sees the newest committed
- * version whatever the isolation level: exactly one of two attempts that read the same version commits.
- * A serialization failure or deadlock (SQL state 40001/40P01, MySQL 1213, SQLite {@code SQLITE_BUSY}, which WAL
- * mode reports at once when a read snapshot went stale) is a lost attempt too.
+ * The optimistic version strategy behind {@link dev.baton.jdbc.JdbcLockClient#optimistic}: a row per name in
+ * {@code <table>_versions}. Not re-entrant (nothing is held), not fair; the version is the fencing token.
+ *
+ * <p>Algorithm of {@link OptimisticLock#update}, on one connection borrowed for the whole call:
+ * <ol>
+ *   <li>Begin a transaction and read the name's version; a missing row is first created at version 1 by its
+ *       own short transaction ({@link OptimisticStatements#insertIfMissing}).</li>
+ *   <li>Run the work on a guarded view of the connection (it cannot commit, roll back or close it).</li>
+ *   <li>{@code UPDATE … SET version = version + 1 WHERE name = ? AND version = ?}. The compare-and-set is a
+ *       write, so it waits for (PostgreSQL, InnoDB: the row lock; SQLite: the write lock) and then sees the
+ *       newest committed version whatever the isolation level: exactly one of two attempts that read the same
+ *       version commits.</li>
+ *   <li>One row updated: commit and return. None, or a serialization failure or deadlock (SQL state
+ *       40001/40P01, MySQL 1213, SQLite {@code SQLITE_BUSY}, which WAL mode reports at once when a read
+ *       snapshot went stale): roll back, back off (jittered, 5 ms doubling to 200 ms) and go to 1, at most
+ *       {@code maxAttempts} times.</li>
+ * </ol>
+ * A connection that failed with its connection is evicted from the pool, never given back.
  */
-final class OptimisticStrategy {
+public final class OptimisticStrategy {
     static final long FIRST_BACKOFF_MILLIS = 5;
     static final long MAX_BACKOFF_MILLIS = 200;
 
     private final DataSource dataSource;
-    private final Dialect dialect;
+    private final DialectTraits traits;
     private final StrategyTable versions;
+    private final OptimisticStatements statements;
     private final String table;
     private final String description;
 
-    OptimisticStrategy(DataSource dataSource, Dialect dialect, String leaseTable, boolean createTable) {
+    public OptimisticStrategy(DataSource dataSource, Dialect dialect, String leaseTable, boolean createTable) {
         this.dataSource = dataSource;
-        this.dialect = dialect;
+        this.traits = DialectTraits.of(dialect);
         this.versions = new StrategyTable(dataSource, dialect, leaseTable, "versions", createTable);
         this.table = versions.name();
+        this.statements = OptimisticStatements.of(dialect, table);
         this.description = "jdbc-optimistic/" + dialect.id() + " (table " + table + ")";
     }
 
-    OptimisticLock lock(String name) {
+    public OptimisticLock lock(String name) {
         LockNames.validate(name);
         return new Handle(name);
     }
@@ -62,7 +80,7 @@ final class OptimisticStrategy {
         public long version() {
             versions.ensure(description);
             try {
-                return ConnectionSupport.autoCommitted(dataSource, dialect, c -> read(c, name));
+                return ConnectionSupport.autoCommitted(dataSource, traits, c -> read(c, name));
             } catch (SQLException e) {
                 throw failure("reading the version of '" + name + "' failed", e);
             }
@@ -88,7 +106,7 @@ final class OptimisticStrategy {
             try {
                 autoCommit = c.getAutoCommit();
                 // one-shot statements: a named prepared statement breaks behind a pooler in transaction mode
-                prepareThreshold = dialect == Dialect.POSTGRESQL ? PgStatements.oneShot(c) : 0;
+                prepareThreshold = traits.oneShotStatements(c);
             } catch (SQLException e) {
                 ConnectionSupport.discard(dataSource, c, "reading auto-commit failed");
                 throw failure("preparing a connection for '" + name + "' failed", e);
@@ -127,7 +145,7 @@ final class OptimisticStrategy {
                             throw failure("the optimistic update of '" + name + "' at version " + version
                                     + " failed with its connection (attempt " + attempt + " of " + maxAttempts + ")", e);
                         }
-                        if (!ConnectionSupport.isSerializationFailure(dialect, e)) {
+                        if (!traits.isSerializationFailure(e)) {
                             throw failure("the optimistic update of '" + name + "' at version " + version
                                     + " failed and was rolled back (attempt " + attempt + " of " + maxAttempts + ")", e);
                         }
@@ -149,9 +167,7 @@ final class OptimisticStrategy {
                 } else {
                     try {
                         c.setAutoCommit(autoCommit);
-                        if (dialect == Dialect.POSTGRESQL) {
-                            PgStatements.restore(c, prepareThreshold);
-                        }
+                        traits.restoreStatements(c, prepareThreshold);
                         c.close();
                     } catch (SQLException e) {
                         ConnectionSupport.discard(dataSource, c, "restoring auto-commit failed: " + e.getMessage());
@@ -186,12 +202,7 @@ final class OptimisticStrategy {
             return v;
         }
         c.rollback();
-        String insert = switch (dialect) {
-            case POSTGRESQL -> "INSERT INTO " + table + " (name, version) VALUES (?, 1) ON CONFLICT (name) DO NOTHING";
-            case MARIADB, MYSQL -> "INSERT IGNORE INTO " + table + " (name, version) VALUES (?, 1)";
-            case SQLITE -> "INSERT OR IGNORE INTO " + table + " (name, version) VALUES (?, 1)";
-        };
-        try (PreparedStatement ps = c.prepareStatement(insert)) {
+        try (PreparedStatement ps = c.prepareStatement(statements.insertIfMissing())) {
             ps.setString(1, name);
             ps.executeUpdate();
         }

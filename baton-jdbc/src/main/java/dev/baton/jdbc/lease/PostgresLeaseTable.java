@@ -1,6 +1,7 @@
-package dev.baton.jdbc;
+package dev.baton.jdbc.lease;
 
 import dev.baton.LockInfo;
+import dev.baton.jdbc.Dialect;
 import dev.baton.spi.AcquireResult;
 import dev.baton.spi.LeaseKey;
 
@@ -54,17 +55,30 @@ final class PostgresLeaseTable extends LeaseTable {
                 + " RETURNING t.name, t.owner, t.token";
     }
 
-    String channel() {
+    @Override
+    public String releaseChannel() {
         return channel;
     }
 
+    /** Arrays: any number of keys in one statement. */
     @Override
-    Dialect dialect() {
+    public int renewBatch() {
+        return Integer.MAX_VALUE;
+    }
+
+    @Override
+    public String sessionMarkerInsert() {
+        return "INSERT INTO " + table + " (name, owner, token, acquired_at, expires_at) VALUES (?, ?, 0, now(), '"
+                + MARKER_EXPIRES + "+00') ON CONFLICT (name) DO NOTHING";
+    }
+
+    @Override
+    public Dialect dialect() {
         return Dialect.POSTGRESQL;
     }
 
     @Override
-    AcquireResult tryAcquire(Connection c, String name, String owner, long leaseMillis) throws SQLException {
+    public AcquireResult tryAcquire(Connection c, String name, String owner, long leaseMillis) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(acquireSql)) {
             ps.setString(1, name);
             ps.setString(2, owner);
@@ -97,7 +111,7 @@ final class PostgresLeaseTable extends LeaseTable {
     }
 
     @Override
-    AcquireResult.Busy peek(Connection c, String name) throws SQLException {
+    public AcquireResult.Busy peek(Connection c, String name) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement("SELECT owner, token,"
                 + " ceil(extract(epoch FROM (expires_at - now())) * 1000)::bigint FROM " + table
                 + " WHERE name = ? AND owner IS NOT NULL AND expires_at > now()")) {
@@ -110,7 +124,7 @@ final class PostgresLeaseTable extends LeaseTable {
     }
 
     @Override
-    boolean release(Connection c, LeaseKey key) throws SQLException {
+    public boolean release(Connection c, LeaseKey key) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(releaseSql)) {
             ps.setString(1, key.name());
             ps.setString(2, key.owner());
@@ -123,7 +137,7 @@ final class PostgresLeaseTable extends LeaseTable {
     }
 
     @Override
-    Set<LeaseKey> renew(Connection c, List<LeaseKey> keys, long leaseMillis) throws SQLException {
+    public Set<LeaseKey> renew(Connection c, List<LeaseKey> keys, long leaseMillis) throws SQLException {
         String[] names = new String[keys.size()];
         String[] owners = new String[keys.size()];
         Long[] tokens = new Long[keys.size()];
@@ -155,7 +169,7 @@ final class PostgresLeaseTable extends LeaseTable {
     }
 
     @Override
-    List<LockInfo> inspect(Connection c) throws SQLException {
+    public List<LockInfo> inspect(Connection c) throws SQLException {
         List<LockInfo> out = new ArrayList<>();
         try (PreparedStatement ps = c.prepareStatement("SELECT name, owner, token, acquired_at, expires_at,"
                 + " owner IS NOT NULL AND expires_at > now() FROM " + table + " ORDER BY name");
@@ -171,7 +185,7 @@ final class PostgresLeaseTable extends LeaseTable {
     }
 
     @Override
-    int purge(Connection c, long olderThanMillis) throws SQLException {
+    public int purge(Connection c, long olderThanMillis) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement("DELETE FROM " + table
                 + " WHERE expires_at < now() - make_interval(secs => ?)")) {
             ps.setDouble(1, olderThanMillis / 1000.0);
@@ -180,34 +194,12 @@ final class PostgresLeaseTable extends LeaseTable {
     }
 
     @Override
-    List<String> requiredObjects() {
+    public List<String> requiredObjects() {
         return List.of(table, sequence, table + "_rw");
     }
 
     @Override
-    String probe(String object) {
+    public String probe(String object) {
         return object.equals(sequence) ? "SELECT last_value FROM " + sequence : "SELECT 1 FROM " + object + " WHERE 1 = 0";
-    }
-
-    @Override
-    void createIfMissing(Connection c) throws SQLException {
-        // concurrent CREATE … IF NOT EXISTS can still collide in PostgreSQL's catalog; serialise it
-        boolean ac = c.getAutoCommit();
-        c.setAutoCommit(false);
-        try (PreparedStatement lock = c.prepareStatement("SELECT pg_advisory_xact_lock(?)")) {
-            lock.setLong(1, 0x4261746f6e444446L); // "BatonDDF"
-            lock.execute();
-            try (var st = c.createStatement()) {
-                for (String sql : ddl()) {
-                    st.execute(sql);
-                }
-            }
-            c.commit();
-        } catch (SQLException | RuntimeException e) {
-            c.rollback();
-            throw e;
-        } finally {
-            c.setAutoCommit(ac);
-        }
     }
 }

@@ -1,11 +1,11 @@
-package dev.baton.jdbc;
+package dev.baton.jdbc.internal;
 
 import dev.baton.LockBackendException;
-import dev.baton.LockException;
+import dev.baton.MissingSchemaException;
+import dev.baton.jdbc.Dialect;
 
 import javax.sql.DataSource;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Statement;
 
@@ -14,40 +14,40 @@ import java.sql.Statement;
  * checked on the strategy's first use in a client and created then from its shipped DDL
  * ({@code schema/<dialect>-<suffix>.sql}) if missing and creation is allowed.
  */
-final class StrategyTable {
+public final class StrategyTable {
     private final DataSource dataSource;
-    private final Dialect dialect;
+    private final DialectTraits traits;
     private final String name;
     private final String resource;
     private final String baseTable;
     private final boolean create;
     private volatile boolean ready;
 
-    StrategyTable(DataSource dataSource, Dialect dialect, String baseTable, String suffix, boolean create) {
+    public StrategyTable(DataSource dataSource, Dialect dialect, String baseTable, String suffix, boolean create) {
         this.dataSource = dataSource;
-        this.dialect = dialect;
+        this.traits = DialectTraits.of(dialect);
         this.baseTable = baseTable;
         this.name = baseTable + "_" + suffix;
         this.resource = "/dev/baton/jdbc/schema/" + dialect.id() + "-" + suffix + ".sql";
         this.create = create;
     }
 
-    String name() {
+    public String name() {
         return name;
     }
 
     /** The shipped DDL resource, named in messages. */
-    String resource() {
+    public String resource() {
         return resource;
     }
 
     /**
      * Makes sure the table exists, once per client.
      *
-     * @throws LockException        if it is missing and may not be created
+     * @throws MissingSchemaException if it is missing and may not be created
      * @throws LockBackendException if the database could not be reached
      */
-    void ensure(String backend) {
+    public void ensure(String backend) {
         if (ready) {
             return;
         }
@@ -56,10 +56,10 @@ final class StrategyTable {
                 return;
             }
             try {
-                ConnectionSupport.autoCommitted(dataSource, dialect, c -> {
+                ConnectionSupport.autoCommitted(dataSource, traits, c -> {
                     if (!exists(c)) {
                         if (!create) {
-                            throw new LockException("table '" + name + "' is missing on " + backend + ": apply the DDL"
+                            throw new MissingSchemaException("table '" + name + "' is missing on " + backend + ": apply the DDL"
                                     + " in " + resource + " (shipped in baton-jdbc), or call createTableIfMissing() on"
                                     + " the builder");
                         }
@@ -84,33 +84,8 @@ final class StrategyTable {
         }
     }
 
-    /** Runs the DDL on a connection in auto-commit mode (PostgreSQL: in one transaction, committed here). */
+    /** Runs the DDL (PostgreSQL: in one transaction, serialised, committed here). */
     private void createTable(Connection c) throws SQLException {
-        c.setAutoCommit(dialect != Dialect.POSTGRESQL);
-        try {
-            if (dialect == Dialect.POSTGRESQL) {
-                // concurrent CREATE … IF NOT EXISTS can collide in PostgreSQL's catalog; serialise it as the
-                // lease table's creation does
-                try (PreparedStatement lock = c.prepareStatement("SELECT pg_advisory_xact_lock(?)")) {
-                    lock.setLong(1, 0x4261746f6e444446L);
-                    lock.execute();
-                }
-            }
-            try (Statement st = c.createStatement()) {
-                for (String sql : LeaseTable.ddl(resource, baseTable)) {
-                    st.execute(sql);
-                }
-            }
-            if (dialect == Dialect.POSTGRESQL) {
-                c.commit();
-            }
-        } catch (SQLException | RuntimeException e) {
-            if (!c.getAutoCommit()) {
-                c.rollback();
-            }
-            throw e;
-        } finally {
-            c.setAutoCommit(true);
-        }
+        traits.executeDdl(c, Ddl.statements(resource, baseTable));
     }
 }

@@ -1,6 +1,9 @@
-package dev.baton.jdbc;
+package dev.baton.jdbc.lease;
 
 import dev.baton.LockInfo;
+import dev.baton.jdbc.Dialect;
+import dev.baton.jdbc.internal.LeaseKeys;
+import dev.baton.jdbc.internal.SqlClocks;
 import dev.baton.spi.AcquireResult;
 import dev.baton.spi.LeaseKey;
 
@@ -28,7 +31,7 @@ import java.util.concurrent.locks.ReentrantLock;
  */
 final class SqliteLeaseTable extends LeaseTable {
     /** SQLite's clock in milliseconds since the epoch, as every SQLite statement of Baton reads it. */
-    static final String NOW = "CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)";
+    static final String NOW = SqlClocks.SQLITE_NOW;
     private final String counter;
     private final ReentrantLock writeTurn = new ReentrantLock(true);
 
@@ -37,13 +40,25 @@ final class SqliteLeaseTable extends LeaseTable {
         this.counter = table + "_token";
     }
 
+    /** OR terms; SQLite refuses an expression tree deeper than 1,000 (see {@link LeaseTable#renewBatch}). */
     @Override
-    Dialect dialect() {
+    public int renewBatch() {
+        return 250;
+    }
+
+    /** SQLite has no session strategy, hence no marker rows. */
+    @Override
+    public String sessionMarkerInsert() {
+        throw new IllegalStateException("SQLite has no session strategy");
+    }
+
+    @Override
+    public Dialect dialect() {
         return Dialect.SQLITE;
     }
 
     @Override
-    AcquireResult tryAcquire(Connection c, String name, String owner, long leaseMillis) throws SQLException {
+    public AcquireResult tryAcquire(Connection c, String name, String owner, long leaseMillis) throws SQLException {
         writeTurn.lock();
         try {
             return acquireWriting(c, name, owner, leaseMillis);
@@ -95,7 +110,7 @@ final class SqliteLeaseTable extends LeaseTable {
     }
 
     @Override
-    AcquireResult.Busy peek(Connection c, String name) throws SQLException {
+    public AcquireResult.Busy peek(Connection c, String name) throws SQLException {
         return readHolder(c, name);
     }
 
@@ -119,7 +134,7 @@ final class SqliteLeaseTable extends LeaseTable {
     }
 
     @Override
-    boolean release(Connection c, LeaseKey key) throws SQLException {
+    public boolean release(Connection c, LeaseKey key) throws SQLException {
         writeTurn.lock();
         try (PreparedStatement ps = c.prepareStatement("UPDATE " + table + " SET owner = NULL,"
                 + " expires_at = MIN(expires_at, " + NOW + ") WHERE name = ? AND owner = ? AND token = ?")) {
@@ -133,7 +148,7 @@ final class SqliteLeaseTable extends LeaseTable {
     }
 
     @Override
-    Set<LeaseKey> renew(Connection c, List<LeaseKey> keys, long leaseMillis) throws SQLException {
+    public Set<LeaseKey> renew(Connection c, List<LeaseKey> keys, long leaseMillis) throws SQLException {
         writeTurn.lock();
         try {
             return renewWriting(c, keys, leaseMillis);
@@ -143,7 +158,7 @@ final class SqliteLeaseTable extends LeaseTable {
     }
 
     private Set<LeaseKey> renewWriting(Connection c, List<LeaseKey> keys, long leaseMillis) throws SQLException {
-        String predicate = keyPredicate(keys.size());
+        String predicate = LeaseKeys.predicate(keys.size());
         boolean ac = c.getAutoCommit();
         c.setAutoCommit(false);
         try {
@@ -151,7 +166,7 @@ final class SqliteLeaseTable extends LeaseTable {
             try (PreparedStatement ps = c.prepareStatement("UPDATE " + table + " SET expires_at = " + NOW
                     + " + ? WHERE expires_at > " + NOW + " AND " + predicate)) {
                 ps.setLong(1, leaseMillis);
-                bindKeys(ps, 2, keys);
+                LeaseKeys.bind(ps, 2, keys);
                 updated = ps.executeUpdate();
             }
             Set<LeaseKey> renewed = new HashSet<>();
@@ -160,7 +175,7 @@ final class SqliteLeaseTable extends LeaseTable {
             } else {
                 try (PreparedStatement ps = c.prepareStatement("SELECT name, owner, token FROM " + table
                         + " WHERE expires_at > " + NOW + " AND " + predicate)) {
-                    bindKeys(ps, 1, keys);
+                    LeaseKeys.bind(ps, 1, keys);
                     try (ResultSet rs = ps.executeQuery()) {
                         while (rs.next()) {
                             renewed.add(new LeaseKey(rs.getString(1), rs.getString(2), rs.getLong(3)));
@@ -179,7 +194,7 @@ final class SqliteLeaseTable extends LeaseTable {
     }
 
     @Override
-    List<LockInfo> inspect(Connection c) throws SQLException {
+    public List<LockInfo> inspect(Connection c) throws SQLException {
         List<LockInfo> out = new ArrayList<>();
         try (PreparedStatement ps = c.prepareStatement("SELECT name, owner, token, acquired_at, expires_at,"
                 + " owner IS NOT NULL AND expires_at > " + NOW + " FROM " + table + " ORDER BY name");
@@ -194,7 +209,7 @@ final class SqliteLeaseTable extends LeaseTable {
     }
 
     @Override
-    int purge(Connection c, long olderThanMillis) throws SQLException {
+    public int purge(Connection c, long olderThanMillis) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement("DELETE FROM " + table + " WHERE expires_at < " + NOW + " - ?")) {
             ps.setLong(1, olderThanMillis);
             return ps.executeUpdate();
@@ -202,12 +217,12 @@ final class SqliteLeaseTable extends LeaseTable {
     }
 
     @Override
-    List<String> requiredObjects() {
+    public List<String> requiredObjects() {
         return List.of(table, counter, table + "_rw");
     }
 
     @Override
-    String probe(String object) {
+    public String probe(String object) {
         return "SELECT 1 FROM " + object + " WHERE 1 = 0";
     }
 }

@@ -1,6 +1,9 @@
-package dev.baton.jdbc;
+package dev.baton.jdbc.lease;
 
 import dev.baton.LockBackendException;
+import dev.baton.jdbc.Dialect;
+import dev.baton.jdbc.internal.ConnectionSupport;
+import dev.baton.jdbc.internal.DialectTraits;
 import dev.baton.spi.ReleaseListener;
 import org.postgresql.PGConnection;
 import org.postgresql.PGNotification;
@@ -22,7 +25,7 @@ import java.util.concurrent.TimeUnit;
  * until then waiters fall back to their bounded backoff poll. A {@code SELECT 1} every 5 s under a network
  * timeout notices a half-open connection that would otherwise just stay silent.
  */
-final class PgReleaseListener implements AutoCloseable {
+public final class PgReleaseListener implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(PgReleaseListener.class);
     private static final int POLL_MILLIS = 250;
     /** A round trip every 5 s proves the connection alive; a dead one fails within the network timeout. */
@@ -55,8 +58,8 @@ final class PgReleaseListener implements AutoCloseable {
      * ({@code pg_backend_pid()}) on a direct connection, or through a plain TCP proxy; a pooler answers the
      * login itself with a key of its own.
      */
-    static boolean throughPooler(DataSource dataSource) throws SQLException {
-        return ConnectionSupport.autoCommitted(dataSource, Dialect.POSTGRESQL, c -> {
+    public static boolean throughPooler(DataSource dataSource) throws SQLException {
+        return ConnectionSupport.autoCommitted(dataSource, DialectTraits.of(Dialect.POSTGRESQL), c -> {
             try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery("SELECT pg_backend_pid()")) {
                 rs.next();
                 return rs.getInt(1) != c.unwrap(PGConnection.class).getBackendPID();

@@ -1,6 +1,10 @@
-package dev.baton.jdbc;
+package dev.baton.jdbc.lease;
 
 import dev.baton.LockInfo;
+import dev.baton.jdbc.Dialect;
+import dev.baton.jdbc.internal.DialectTraits;
+import dev.baton.jdbc.internal.LeaseKeys;
+import dev.baton.jdbc.internal.SqlClocks;
 import dev.baton.spi.AcquireResult;
 import dev.baton.spi.LeaseKey;
 
@@ -32,7 +36,7 @@ import java.util.Set;
  */
 final class MySqlFamilyLeaseTable extends LeaseTable {
     /** The MySQL-family clock, as every MySQL/MariaDB statement of Baton reads it: UTC, whatever the session time zone. */
-    static final String NOW = "UTC_TIMESTAMP(6)";
+    static final String NOW = SqlClocks.MYSQL_NOW;
     private final boolean mariadb;
     private final String tokenSource;
     private final String acquireSql;
@@ -56,17 +60,29 @@ final class MySqlFamilyLeaseTable extends LeaseTable {
                 : upsert;
     }
 
+    /** OR terms; MariaDB plans more than about 1,000 badly (see {@link LeaseTable#renewBatch}). */
     @Override
-    Dialect dialect() {
+    public int renewBatch() {
+        return 1_000;
+    }
+
+    @Override
+    public String sessionMarkerInsert() {
+        return "INSERT INTO " + table + " (name, owner, token, acquired_at, expires_at) VALUES (?, ?, 0, " + NOW
+                + ", '" + MARKER_EXPIRES + "') ON DUPLICATE KEY UPDATE name = name";
+    }
+
+    @Override
+    public Dialect dialect() {
         return mariadb ? Dialect.MARIADB : Dialect.MYSQL;
     }
 
     @Override
-    AcquireResult tryAcquire(Connection c, String name, String owner, long leaseMillis) throws SQLException {
+    public AcquireResult tryAcquire(Connection c, String name, String owner, long leaseMillis) throws SQLException {
         try {
             return mariadb ? acquireMariaDb(c, name, owner, leaseMillis) : acquireMySql(c, name, owner, leaseMillis);
         } catch (SQLException e) {
-            if (ConnectionSupport.isSerializationFailure(dialect(), e)) {
+            if (DialectTraits.of(dialect()).isSerializationFailure(e)) {
                 // InnoDB: concurrent upserts of a missing row can deadlock on its gap; the victim was rolled
                 // back and the survivor's statement went on: a lost race, not an error (the caller retries)
                 return new AcquireResult.Busy(null, -1, null);
@@ -135,7 +151,7 @@ final class MySqlFamilyLeaseTable extends LeaseTable {
     }
 
     @Override
-    AcquireResult.Busy peek(Connection c, String name) throws SQLException {
+    public AcquireResult.Busy peek(Connection c, String name) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement("SELECT owner, token,"
                 + " TIMESTAMPDIFF(MICROSECOND, " + NOW + ", expires_at) FROM " + table
                 + " WHERE name = ? AND owner IS NOT NULL AND expires_at > " + NOW)) {
@@ -147,7 +163,7 @@ final class MySqlFamilyLeaseTable extends LeaseTable {
     }
 
     @Override
-    boolean release(Connection c, LeaseKey key) throws SQLException {
+    public boolean release(Connection c, LeaseKey key) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement("UPDATE " + table + " SET owner = NULL,"
                 + " expires_at = LEAST(expires_at, " + NOW + ") WHERE name = ? AND owner = ? AND token = ?")) {
             ps.setString(1, key.name());
@@ -158,13 +174,13 @@ final class MySqlFamilyLeaseTable extends LeaseTable {
     }
 
     @Override
-    Set<LeaseKey> renew(Connection c, List<LeaseKey> keys, long leaseMillis) throws SQLException {
-        String predicate = keyPredicate(keys.size());
+    public Set<LeaseKey> renew(Connection c, List<LeaseKey> keys, long leaseMillis) throws SQLException {
+        String predicate = LeaseKeys.predicate(keys.size());
         int updated;
         try (PreparedStatement ps = c.prepareStatement("UPDATE " + table + " SET expires_at = " + NOW
                 + " + INTERVAL ? MICROSECOND WHERE expires_at > " + NOW + " AND " + predicate)) {
             ps.setLong(1, leaseMillis * 1000);
-            bindKeys(ps, 2, keys);
+            LeaseKeys.bind(ps, 2, keys);
             updated = ps.executeUpdate();
         }
         if (updated == keys.size()) {
@@ -174,7 +190,7 @@ final class MySqlFamilyLeaseTable extends LeaseTable {
         Set<LeaseKey> renewed = new HashSet<>();
         try (PreparedStatement ps = c.prepareStatement("SELECT name, owner, token FROM " + table
                 + " WHERE expires_at > " + NOW + " AND " + predicate)) {
-            bindKeys(ps, 1, keys);
+            LeaseKeys.bind(ps, 1, keys);
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     renewed.add(new LeaseKey(name(rs, 1), rs.getString(2), rs.getLong(3)));
@@ -190,7 +206,7 @@ final class MySqlFamilyLeaseTable extends LeaseTable {
     }
 
     @Override
-    List<LockInfo> inspect(Connection c) throws SQLException {
+    public List<LockInfo> inspect(Connection c) throws SQLException {
         List<LockInfo> out = new ArrayList<>();
         try (PreparedStatement ps = c.prepareStatement("SELECT name, owner, token, acquired_at, expires_at,"
                 + " owner IS NOT NULL AND expires_at > " + NOW + " FROM " + table + " ORDER BY name");
@@ -206,7 +222,7 @@ final class MySqlFamilyLeaseTable extends LeaseTable {
     }
 
     @Override
-    int purge(Connection c, long olderThanMillis) throws SQLException {
+    public int purge(Connection c, long olderThanMillis) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement("DELETE FROM " + table
                 + " WHERE expires_at < " + NOW + " - INTERVAL ? MICROSECOND")) {
             ps.setLong(1, olderThanMillis * 1000);
@@ -215,12 +231,12 @@ final class MySqlFamilyLeaseTable extends LeaseTable {
     }
 
     @Override
-    List<String> requiredObjects() {
+    public List<String> requiredObjects() {
         return List.of(table, tokenSource, table + "_rw");
     }
 
     @Override
-    String probe(String object) {
+    public String probe(String object) {
         return "SELECT 1 FROM " + object + " WHERE 1 = 0";
     }
 }

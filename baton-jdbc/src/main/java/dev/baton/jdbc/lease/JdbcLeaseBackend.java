@@ -1,8 +1,12 @@
-package dev.baton.jdbc;
+package dev.baton.jdbc.lease;
 
 import dev.baton.LockBackendException;
 import dev.baton.LockInfo;
-import dev.baton.jdbc.ConnectionSupport.SqlCall;
+import dev.baton.jdbc.ForcedRelease;
+import dev.baton.jdbc.internal.ConnectionSupport;
+import dev.baton.jdbc.internal.ConnectionSupport.SqlCall;
+import dev.baton.jdbc.internal.DialectTraits;
+import dev.baton.jdbc.readwrite.ReadWriteTable;
 import dev.baton.spi.AcquireRequest;
 import dev.baton.spi.AcquireResult;
 import dev.baton.spi.ConfirmsGrants;
@@ -25,18 +29,41 @@ import java.util.OptionalLong;
 import java.util.Set;
 
 /**
- * The lease-row strategy over a {@link DataSource}: each operation borrows a connection for one call and
- * gives it back. A driver error becomes a {@link LockBackendException} naming the backend and operation.
+ * The lease-row strategy over a {@link DataSource}: a row per lock in the lease table, with owner, fencing
+ * token and expiry by the database clock. Each operation borrows a connection for one call, in auto-commit
+ * mode whatever the pool's default, and gives it back.
+ *
+ * <p>Algorithm:
+ * <ol>
+ *   <li>Acquire: look first (a read): a live row is busy, and costs no write or commit. Otherwise one step of
+ *       the dialect's {@link LeaseTable#tryAcquire} takes the row if it is free or expired, drawing a fresh token
+ *       under the row lock, or reports its holder. A row that is the session strategy's marker is refused
+ *       ({@link dev.baton.jdbc.StrategyConflictException}): one name, one lock.</li>
+ *   <li>Renew: extend every live row whose name, owner and token match, in as few statements as the dialect
+ *       allows ({@link LeaseTable#renewBatch}); the rows not extended are lost.</li>
+ *   <li>Release: free the row where name, owner and token match ({@code expires_at} no later than now);
+ *       PostgreSQL announces it on the table's {@code NOTIFY} channel in the same statement, and
+ *       {@link PgReleaseListener} wakes the waiters of other clients.</li>
+ *   <li>Confirm: one read, the row matches name, owner and token and has not expired.</li>
+ *   <li>Read and write modes run on {@code <table>_rw} ({@link ReadWriteTable}).</li>
+ *   <li>Idempotent calls (renew, release, confirm) are made again at once if the pool handed out a dead
+ *       connection, or (a few times) if a REPEATABLE READ pool default made a statement fail with 40001.</li>
+ * </ol>
+ * The SQL of each dialect is in its {@link LeaseTable}: {@link PostgresLeaseTable}, {@link MySqlFamilyLeaseTable}
+ * (MariaDB, MySQL), {@link SqliteLeaseTable}.
+ *
+ * <p>A driver error becomes a {@link LockBackendException} naming the backend and operation.
  * Connections that failed mid-statement are closed by the pool (HikariCP evicts on SQL state class 08 and
  * on socket timeouts), never reused by Baton itself: it keeps no connection between calls, except the
  * PostgreSQL listener's own.
  */
-class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsGrants {
+public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsGrants {
     private final DataSource dataSource;
     private final DataSource notifications;
     private final LeaseTable table;
     private final ReadWriteTable rwTable;
     private final String description;
+    private final DialectTraits traits;
     private PgReleaseListener pgListener;
     private ReleaseListener listener;
 
@@ -48,7 +75,8 @@ class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsGrants {
         this.dataSource = dataSource;
         this.notifications = notifications;
         this.table = table;
-        this.rwTable = new ReadWriteTable(table.dialect(), table.table);
+        this.traits = DialectTraits.of(table.dialect());
+        this.rwTable = ReadWriteTable.of(table.dialect(), table.table);
         this.description = "jdbc-lease/" + table.dialect().id() + " (table " + table.table + ")";
     }
 
@@ -58,14 +86,14 @@ class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsGrants {
      *
      * @param notifications where the PostgreSQL release listener {@code LISTEN}s, or null for none
      */
-    static JdbcLeaseBackend create(DataSource dataSource, LeaseTable table, DataSource notifications) {
-        return notifications != null && table instanceof PostgresLeaseTable
+    public static JdbcLeaseBackend create(DataSource dataSource, LeaseTable table, DataSource notifications) {
+        return notifications != null && table.releaseChannel() != null
                 ? new Notifying(dataSource, table, notifications)
                 : new JdbcLeaseBackend(dataSource, table, null);
     }
 
     /** The lease backend on PostgreSQL with a listener connection: releases wake waiters in other clients. */
-    static final class Notifying extends JdbcLeaseBackend implements NotifiesReleases {
+    public static final class Notifying extends JdbcLeaseBackend implements NotifiesReleases {
         private Notifying(DataSource dataSource, LeaseTable table, DataSource notifications) {
             super(dataSource, table, notifications);
         }
@@ -77,7 +105,7 @@ class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsGrants {
     }
 
     /** The pool this backend borrows from, shared with the client's transaction strategies. */
-    DataSource dataSource() {
+    public DataSource dataSource() {
         return dataSource;
     }
 
@@ -88,8 +116,8 @@ class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsGrants {
 
     @Override
     public void start(String clientId) {
-        if (listener != null && table instanceof PostgresLeaseTable pg) {
-            pgListener = new PgReleaseListener(notifications, pg.channel(), listener, description);
+        if (listener != null && table.releaseChannel() != null) {
+            pgListener = new PgReleaseListener(notifications, table.releaseChannel(), listener, description);
             pgListener.start();
         }
     }
@@ -137,7 +165,7 @@ class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsGrants {
 
     private <T> T attempt(String what, SqlCall<T> call) {
         try {
-            return ConnectionSupport.autoCommitted(dataSource, table.dialect(), call);
+            return ConnectionSupport.autoCommitted(dataSource, traits, call);
         } catch (SQLException e) {
             throw new LockBackendException(description, what + " failed: " + e.getMessage()
                     + " (SQL state " + e.getSQLState() + ")", e);
@@ -180,7 +208,7 @@ class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsGrants {
     public boolean release(LeaseKey lease) {
         String what = "release of '" + lease.name() + "' (token " + lease.token() + ")";
         if (lease.mode() != LockMode.EXCLUSIVE) {
-            String channel = table instanceof PostgresLeaseTable pg ? pg.channel() : null;
+            String channel = table.releaseChannel();
             return run(what, c -> rwTable.release(c, lease, channel), true);
         }
         return run(what, c -> table.release(c, lease), true);
@@ -211,7 +239,7 @@ class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsGrants {
             (k.mode() == LockMode.EXCLUSIVE ? plain : rw).add(k);
         }
         long millis = leaseTime.toMillis();
-        int plainBatch = LeaseTable.renewBatch(table.dialect());
+        int plainBatch = table.renewBatch();
         // the read-write table lists keys as OR terms in every dialect (3 parameters each)
         int rwBatch = Math.min(plainBatch, 1_000);
         return run("renewal of " + leases.size() + " lease(s)", c -> {
@@ -240,7 +268,7 @@ class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsGrants {
                 .filter(info -> !LeaseTable.SESSION_MARKER.equals(info.holder())).toList();
     }
 
-    int purge(Duration olderThan) {
+    public int purge(Duration olderThan) {
         return run("purge of rows expired more than " + olderThan.toMillis() + " ms ago",
                 c -> table.purge(c, olderThan.toMillis()));
     }
@@ -249,7 +277,7 @@ class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsGrants {
      * Reads the live grant of {@code name} and releases exactly that grant (owner and token), so a grant made
      * in between is never ended; if it changed in between, looks again (at most three times).
      */
-    Optional<ForcedRelease> forceRelease(String name, OptionalLong token) {
+    public Optional<ForcedRelease> forceRelease(String name, OptionalLong token) {
         return run("force release of '" + name + "'", c -> {
             for (int attempt = 0; attempt < 3; attempt++) {
                 AcquireResult.Busy live = table.peek(c, name);

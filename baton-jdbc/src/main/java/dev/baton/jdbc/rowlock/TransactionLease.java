@@ -1,4 +1,4 @@
-package dev.baton.jdbc;
+package dev.baton.jdbc.rowlock;
 
 import dev.baton.Lease;
 import dev.baton.LockLostException;
@@ -11,7 +11,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.Consumer;
 
 /**
- * The lease handed to {@link TransactionWork}: valid exactly while the transaction that holds the row lock is
+ * The lease handed to {@link dev.baton.jdbc.TransactionWork}: valid exactly while the transaction that holds the row lock is
  * open. It is lost (listeners run, once) only if the transaction ended because its connection failed; a
  * commit or a rollback ends it normally. {@link #close()} does nothing: the hold ends with the transaction.
  */

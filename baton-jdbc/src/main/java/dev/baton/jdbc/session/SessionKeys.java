@@ -1,0 +1,49 @@
+package dev.baton.jdbc.session;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.Base64;
+
+/**
+ * The server-side keys of the session strategy's locks in one table. PostgreSQL's 64-bit key is the first 8
+ * bytes of SHA-256 over {@code table + U+0000 + name} (big-endian, signed); MySQL's lock name is
+ * {@code "baton:"} plus the unpadded base64url SHA-256 of the same bytes (49 characters, within MySQL's 64).
+ * Read-write locks (PostgreSQL) take the key of {@code U+0000 "rw" U+0000 + name}: a namespace apart.
+ */
+public final class SessionKeys {
+    private final String table;
+
+    /** The keys of lock table {@code table}. */
+    public SessionKeys(String table) {
+        this.table = table;
+    }
+
+    private byte[] digest(String name) {
+        try {
+            MessageDigest md = MessageDigest.getInstance("SHA-256");
+            md.update(table.getBytes(StandardCharsets.UTF_8));
+            md.update((byte) 0);
+            md.update(name.getBytes(StandardCharsets.UTF_8));
+            return md.digest();
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** PostgreSQL's advisory key of a name. */
+    public long pgKey(String name) {
+        return ByteBuffer.wrap(digest(name)).getLong();
+    }
+
+    /** MySQL's named-lock name of a lock name. */
+    public String myKey(String name) {
+        return "baton:" + Base64.getUrlEncoder().withoutPadding().encodeToString(digest(name));
+    }
+
+    /** PostgreSQL's advisory key of a read-write lock: a namespace apart from plain locks. */
+    public long pgRwKey(String name) {
+        return pgKey("\u0000rw\u0000" + name);
+    }
+}
