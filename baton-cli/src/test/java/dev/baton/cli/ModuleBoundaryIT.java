@@ -25,12 +25,18 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class ModuleBoundaryIT {
 
-    /** One library module: its module name, a jar name prefix, an exported type and a type that must stay hidden. */
+    /**
+     * One library module: its module name, a jar name prefix, an exported type and a public type in a package that
+     * must stay hidden (null when the module has no unexported package).
+     */
     private record Library(String module, String jarPrefix, String exportedType, String hiddenType) {
     }
 
     private static final List<Library> LIBRARIES = List.of(
-            new Library("dev.baton.core", "baton-core-", "dev.baton.spi.LockBackend", "dev.baton.internal.CoreLockClient"));
+            new Library("dev.baton.core", "baton-core-", "dev.baton.spi.LockBackend", "dev.baton.internal.CoreLockClient"),
+            new Library("dev.baton.jdbc", "baton-jdbc-", "dev.baton.jdbc.JdbcLocks",
+                    "dev.baton.jdbc.internal.ConnectionSupport"),
+            new Library("dev.baton.memory", "baton-memory-", "dev.baton.memory.InMemoryLocks", null));
 
     @TempDir
     Path dir;
@@ -47,6 +53,9 @@ class ModuleBoundaryIT {
     @Test
     void aConsumerModuleCannotReachTheInternalPackages() throws IOException {
         for (Library lib : LIBRARIES) {
+            if (lib.hiddenType() == null) {
+                continue;
+            }
             String hiddenPackage = lib.hiddenType().substring(0, lib.hiddenType().lastIndexOf('.'));
             String out = compile(lib, "consumer.bad", "import " + lib.hiddenType() + ";\n"
                     + "public class Use { Class<?> c = " + simpleName(lib.hiddenType()) + ".class; }\n");
