@@ -3,6 +3,7 @@ package dev.baton.checker;
 import dev.baton.Lease;
 import dev.baton.LockInfo;
 import dev.baton.LockTimeoutException;
+import dev.baton.faultproxy.FaultProxy;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -365,7 +366,7 @@ final class Scenario {
         int index = -1;
         for (int i = 0; i < proxies.size(); i++) {
             Optional<FaultProxy.Upstream> u = proxies.get(i).upstreamAt(seen.clientPort(), at);
-            if (u.isPresent() && (best == null || u.get().opened() - best.opened() > 0)) {
+            if (u.isPresent() && (best == null || u.get().openedNanos() - best.openedNanos() > 0)) {
                 best = u.get();
                 index = i;
             }
