@@ -3,12 +3,12 @@ package dev.baton.checker;
 import dev.baton.LockInfo;
 
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 
@@ -149,7 +149,7 @@ final class Analysis {
                             .add(new long[] {f.start(), f.end() + lease + margin});
                 }
             } else if (!f.kind().equals("kill")) {
-                faultWindows.computeIfAbsent(f.worker() + "." + f.gen(), k -> new ArrayList<>())
+                faultWindows.computeIfAbsent(f.worker() + "." + f.generation(), k -> new ArrayList<>())
                         .add(new long[] {f.start(), f.end() + lease + margin});
             }
         }
@@ -404,7 +404,7 @@ final class Analysis {
 
     /** Whether the fault hit a holder, from the holder's own history; the attempt if so. */
     private Attempt hitAttempt(Scenario.Fault f) {
-        Attempt a = Scenario.isSessionHolder(f.holder()) ? grantedBefore(f.worker(), f.gen(), f.lock(), f.start())
+        Attempt a = Scenario.isSessionHolder(f.holder()) ? grantedBefore(f.worker(), f.generation(), f.lock(), f.start())
                 : byKey.get(f.holder() == null ? "" : keyOf(f.holder()));
         if (a == null || !a.ok() || a.outcomeT >= f.start() || Math.min(a.releaseT, a.lostT) < f.start()) {
             return null;
@@ -511,7 +511,7 @@ final class Analysis {
                 maxRecovery = Math.max(maxRecovery, Math.max(0, next - from));
             }
             if (next - from > limit && deadline < r.stopAt() && waiting(f.lock(), deadline, hit)) {
-                violation("c", kind + " of w" + f.worker() + "." + f.gen() + " holding " + f.lock()
+                violation("c", kind + " of w" + f.worker() + "." + f.generation() + " holding " + f.lock()
                         + " at " + at(f.start()) + (due.fromEnd() ? " until " + at(f.end()) : "") + ": next grant "
                         + (next == Long.MAX_VALUE ? "never came" : "after " + ms(next - from) + " ms")
                         + ", bound " + ms(limit) + " ms from the fault's " + (due.fromEnd() ? "end" : "start")
@@ -609,14 +609,14 @@ final class Analysis {
         List<Scenario.Sample> samples = r.samples();
         for (Scenario.Sample s : samples) {
             for (LockInfo info : s.locks()) {
-                if (!info.held() || info.holder() == null || Scenario.workerOf(info.holder()) == null) {
+                if (!info.held() || info.holder() == null || Scenario.workerOf(info.holder()).isEmpty()) {
                     continue;
                 }
                 if (Scenario.isSessionHolder(info.holder())) {
-                    int[] holder = Scenario.workerOf(info.holder()); // {worker, generation}
+                    Scenario.WorkerProcess holder = Scenario.workerOf(info.holder()).orElseThrow();
                     Attempt any = null;
                     Attempt failed = null;
-                    for (Attempt c : byProcLock.getOrDefault(holder[0] + "." + holder[1] + " " + info.name(), List.of())) {
+                    for (Attempt c : byProcLock.getOrDefault(holder.worker() + "." + holder.generation() + " " + info.name(), List.of())) {
                         if (c.invokeT < s.s1() && holdUntil(c) > s.s0()) {
                             if (c.outcome == Outcome.FAIL) {
                                 failed = c;
@@ -625,13 +625,13 @@ final class Analysis {
                             }
                         }
                     }
-                    long exit = procExit(holder[0], holder[1]);
+                    long exit = procExit(holder.worker(), holder.generation());
                     if (any != null) {
                         continue;
                     }
                     if (exit != Long.MAX_VALUE && s.s0() - exit > spec.margin().toNanos()) {
                         deadHolders++;
-                        violation("d", info.name() + " held by a session of w" + holder[0] + "." + holder[1] + " at " + at(s.s1())
+                        violation("d", info.name() + " held by a session of w" + holder.worker() + "." + holder.generation() + " at " + at(s.s1())
                                 + ", " + ms(s.s0() - exit) + " ms after that process had died (" + info.holder() + ")");
                     } else if (failed != null) {
                         seenFailed++;
@@ -674,7 +674,7 @@ final class Analysis {
                 LockInfo shown = s.locks().stream().filter(l -> l.name().equals(a.lock)).findFirst().orElse(null);
                 boolean ours = shown != null && shown.held() && shown.holder() != null
                         && (Scenario.isSessionHolder(shown.holder())
-                        ? Arrays.equals(Scenario.workerOf(shown.holder()), new int[] {a.worker, a.generation})
+                        ? Scenario.workerOf(shown.holder()).equals(Optional.of(new Scenario.WorkerProcess(a.worker, a.generation)))
                         : keyOf(shown.holder()).equals(a.key()))
                         && (shown.fencingToken() < 0 || shown.fencingToken() == a.token);
                 if (!ours) {
