@@ -2,10 +2,10 @@ package dev.baton.checker;
 
 import dev.baton.LockBackendException;
 import dev.baton.LockInfo;
+import dev.baton.spi.AcquireRequest;
 import dev.baton.spi.AcquireResult;
 import dev.baton.spi.LeaseKey;
 import dev.baton.spi.LockBackend;
-import dev.baton.spi.ReleaseListener;
 
 import javax.sql.DataSource;
 import java.sql.Connection;
@@ -61,16 +61,14 @@ final class BrokenPostgresBackend implements LockBackend {
     }
 
     @Override
-    public boolean notifiesReleases() {
-        return false;
+    public void start(String clientId) {
     }
 
     @Override
-    public void start(ReleaseListener listener) {
-    }
-
-    @Override
-    public AcquireResult tryAcquire(String name, String owner, Duration leaseTime) {
+    public AcquireResult tryAcquire(AcquireRequest request) {
+        String name = request.name();
+        String owner = request.owner();
+        Duration leaseTime = request.leaseTime();
         String take = defect == Defect.ACQUIRE_WITHOUT_EXPIRY ? "" : " WHERE t.expires_at <= now()";
         return run(c -> {
             try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + table + " AS t (name, owner, token, acquired_at,"

@@ -32,12 +32,12 @@ final class CoreLock implements DistributedLock {
 
     @Override
     public Lease acquire(Duration maxWait) {
-        return client.acquire(name, mode, waitNanos(maxWait), true, true);
+        return client.acquire(name, mode, AcquireOptions.waitUpTo(waitNanos(maxWait))).orElseThrow();
     }
 
     @Override
     public Lease acquire() {
-        return client.acquire(name, mode, -1, true, true);
+        return client.acquire(name, mode, AcquireOptions.waitForever()).orElseThrow();
     }
 
     @Override

@@ -12,17 +12,21 @@ import dev.baton.LockInterruptedException;
 import dev.baton.LockLostException;
 import dev.baton.LockNames;
 import dev.baton.LockTimeoutException;
+import dev.baton.spi.AcquireRequest;
 import dev.baton.spi.AcquireResult;
+import dev.baton.spi.BlockingWait;
 import dev.baton.spi.ClientSettings;
 import dev.baton.spi.ConfirmsGrants;
 import dev.baton.spi.LeaseKey;
 import dev.baton.spi.LockMode;
 import dev.baton.spi.LockBackend;
+import dev.baton.spi.NotifiesReleases;
+import dev.baton.spi.ReadWriteModes;
 import dev.baton.spi.ReleaseListener;
+import dev.baton.spi.WaitingQueue;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.lang.management.ManagementFactory;
 import java.net.InetAddress;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -42,15 +46,8 @@ import java.util.function.Supplier;
  * The backend-independent client: reentrancy, waiting, batched renewal and lost-lease detection over a
  * {@link LockBackend}.
  *
- * <p>Algorithm of an acquisition by thread T of lock N:
- * <ol>
- *   <li>If T already holds N: add a hold and return (no round trip); refuse if that lease was lost.</li>
- *   <li>Register as a waiter on N (so a release from now on leaves a wake-up behind).</li>
- *   <li>Attempt on the backend. Granted: record the hold with deadline = send time + lease time.</li>
- *   <li>Busy: park until the holder's server-side expiry, the current backoff (doubling from
- *       minPollInterval to maxPollInterval, with jitter), or the caller's deadline, whichever is first;
- *       a release in this client or one heard from the server wakes the waiter at once. Repeat 3.</li>
- * </ol>
+ * <p>An acquisition is the wait loop of {@link Acquisition}, written once over the backend's capabilities
+ * ({@link BlockingWait}, {@link WaitingQueue}, {@link NotifiesReleases}, {@link ReadWriteModes}) as numbered steps.
  * Renewal: one thread renews every held lease in one backend call per interval; a grant the server no
  * longer shows as ours is lost at once. A separate watchdog thread marks leases lost when their
  * conservative deadline passes, so a renewal stuck in the network cannot delay the loss notice.
@@ -81,18 +78,20 @@ public final class CoreLockClient implements LockClient {
         this.clientId = newClientId(settings.clientIdPrefix());
         this.renewer = Executors.newSingleThreadScheduledExecutor(daemon("baton-renewer"));
         this.watchdog = Executors.newSingleThreadScheduledExecutor(daemon("baton-watchdog"));
-        backend.identify(clientId);
-        backend.start(new ReleaseListener() {
-            @Override
-            public void released(String name) {
-                wakeBoard.signal(name);
-            }
+        if (backend instanceof NotifiesReleases notifying) {
+            notifying.listen(new ReleaseListener() {
+                @Override
+                public void released(String name) {
+                    wakeBoard.signal(name);
+                }
 
-            @Override
-            public void resynchronize() {
-                wakeBoard.signalAll();
-            }
-        });
+                @Override
+                public void resynchronize() {
+                    wakeBoard.signalAll();
+                }
+            });
+        }
+        backend.start(clientId);
         long renewNanos = settings.renewInterval().toNanos();
         renewer.scheduleWithFixedDelay(this::renewAll, renewNanos, renewNanos, TimeUnit.NANOSECONDS);
         long checkNanos = Math.max(TimeUnit.MILLISECONDS.toNanos(5),
@@ -137,7 +136,7 @@ public final class CoreLockClient implements LockClient {
     @Override
     public DistributedReadWriteLock readWriteLock(String name) {
         LockNames.validate(name);
-        if (!backend.supportsReadWrite()) {
+        if (!(backend instanceof ReadWriteModes)) {
             throw new UnsupportedOperationException(description + " has no read-write locks; the JDBC lease"
                     + " strategy (every database) and the PostgreSQL session strategy have them");
         }
@@ -213,141 +212,210 @@ public final class CoreLockClient implements LockClient {
     }
 
     /**
-     * Acquires {@code name} for the current thread.
+     * Acquires {@code name} in {@code mode} for the current thread, waiting as {@code options} say.
      *
-     * @param maxWaitNanos negative to wait forever, 0 to try once
-     * @return the lease, or null if {@code maxWaitNanos == 0} and the lock is busy and {@code throwOnBusy}
-     *         is false
+     * @return the lease; empty only for {@link AcquireOptions.OnBusy#EMPTY} when the lock stayed busy
      */
-    Lease acquire(String name, LockMode mode, long maxWaitNanos, boolean interruptible, boolean throwOnBusy) {
-        // A try-once does not wait, so it has nothing to interrupt: like Lock.tryLock() it ignores the flag
-        return attempt(name, mode, maxWaitNanos, interruptible && maxWaitNanos != 0, throwOnBusy);
-    }
-
-    /**
-     * The acquisition. When not {@code interruptible}, the interrupt flag is hidden from the backend (a pool
-     * refuses to lend a connection to an interrupted thread: HikariCP's "Interrupted during connection
-     * acquisition") and set again on return, with any interrupt that arrived meanwhile.
-     */
-    private Lease attempt(String name, LockMode mode, long maxWaitNanos, boolean interruptible, boolean throwOnBusy) {
-        boolean[] deferredInterrupt = {!interruptible && Thread.interrupted()};
+    Optional<Lease> acquire(String name, LockMode mode, AcquireOptions options) {
+        // When interrupts are deferred (Lock.lock()), the flag is hidden from the backend (a pool refuses to lend a
+        // connection to an interrupted thread: HikariCP's "Interrupted during connection acquisition") and set
+        // again on return, with any interrupt that arrived meanwhile. A try-once does not wait, so it has nothing
+        // to interrupt: like Lock.tryLock() it ignores the flag.
+        boolean hideInterrupts = options.interrupts() == AcquireOptions.Interrupts.DEFER || !options.waits();
+        Acquisition acquisition = new Acquisition(name, mode, options, hideInterrupts && Thread.interrupted());
         try {
-            return attempt(name, mode, maxWaitNanos, interruptible, throwOnBusy, deferredInterrupt);
+            return acquisition.run();
         } finally {
-            if (deferredInterrupt[0]) {
+            if (acquisition.deferredInterrupt) {
                 Thread.currentThread().interrupt();
             }
         }
     }
 
-    /** {@code deferredInterrupt[0]}: set when a non-interruptible wait was interrupted, for the caller to restore. */
-    private Lease attempt(String name, LockMode mode, long maxWaitNanos, boolean interruptible, boolean throwOnBusy,
-                          boolean[] deferredInterrupt) {
-        checkOpen();
-        Thread thread = Thread.currentThread();
-        HoldKey hk = new HoldKey(name, mode, thread.getId());
-        Hold existing = holds.get(hk);
-        if (existing != null) {
+    /**
+     * One acquisition by the current thread: the core's wait loop, written once over the backend's capabilities.
+     * <ol>
+     *   <li>Re-entry: if this thread already holds the lock in this mode, add a hold and return (no round trip);
+     *       refuse if that lease was lost. Refuse the other side of a read-write lock this thread holds.</li>
+     *   <li>Register as a waiter on the wake board, so a release from now on (in this client, or heard from the
+     *       server by a {@link NotifiesReleases} backend) leaves a wake-up behind.</li>
+     *   <li>Try once on the backend. Granted: record the hold with deadline = send time + lease time.</li>
+     *   <li>Busy and the caller's deadline has passed (a try-once's at once): give up — empty or
+     *       {@link LockTimeoutException}.</li>
+     *   <li>A {@link BlockingWait} backend waits on the server for one slice (at most 500 ms or the time left).
+     *       Granted: record the hold. Busy: back to step 3. Not now: step 6.</li>
+     *   <li>Park until a wake-up, just after the holder's lease ends on the server, the current backoff (doubling
+     *       from minPollInterval to maxPollInterval, with jitter), or the deadline, whichever comes first. Back to
+     *       step 3.</li>
+     * </ol>
+     * Between steps the loop checks that the client is open and, unless interrupts are deferred, the interrupt
+     * flag. Whenever it ends without a grant after a busy answer — timeout, interruption, closing, a failure — a
+     * {@link WaitingQueue} backend is told to withdraw the waiter's place (closing: the backend's close does it).
+     */
+    private final class Acquisition {
+        private final String name;
+        private final LockMode mode;
+        private final AcquireOptions options;
+        private final boolean interruptible;
+        private final HoldKey holdKey;
+        private final long start = now();
+        private final long minPoll = settings.minPollInterval().toNanos();
+        private final long maxPoll = settings.maxPollInterval().toNanos();
+        private long backoff = minPoll;
+        private AcquireResult.Busy lastBusy;
+        private AcquireRequest request;
+        /** Set when an interrupt arrived while interrupts are deferred; the caller sets the flag again on return. */
+        boolean deferredInterrupt;
+
+        Acquisition(String name, LockMode mode, AcquireOptions options, boolean interruptedBefore) {
+            this.name = name;
+            this.mode = mode;
+            this.options = options;
+            this.interruptible = options.interrupts() == AcquireOptions.Interrupts.END_THE_WAIT && options.waits();
+            this.holdKey = new HoldKey(name, mode, Thread.currentThread().getId());
+            this.deferredInterrupt = interruptedBefore;
+        }
+
+        Optional<Lease> run() {
+            checkOpen();
+            Lease reentered = reenter();                                          // step 1
+            if (reentered != null) {
+                return Optional.of(reentered);
+            }
+            refuseTheOtherSide();
+            request = new AcquireRequest(name, mode, clientId + "#" + holdKey.threadId(), settings.leaseTime(),
+                    options.waits() ? AcquireRequest.Patience.WAIT : AcquireRequest.Patience.TRY_ONCE);
+            WakeBoard.Waiter waiter = wakeBoard.register(name);                  // step 2
+            boolean granted = false;
+            try {
+                while (true) {
+                    checkOpen();
+                    checkInterrupt();
+                    waiter.drain();
+                    long sent = now();
+                    AcquireResult result = backend.tryAcquire(request);           // step 3
+                    if (result instanceof AcquireResult.Granted grant) {
+                        granted = true;
+                        return Optional.of(grant(holdKey, request.owner(), grant, sent));
+                    }
+                    lastBusy = (AcquireResult.Busy) result;
+                    long left = timeLeft();
+                    if (left <= 0) {                                               // step 4
+                        if (options.onBusy() == AcquireOptions.OnBusy.EMPTY) {
+                            return Optional.empty();
+                        }
+                        throw timeout(name, now() - start, lastBusy);
+                    }
+                    if (backend instanceof BlockingWait blocking) {                // step 5
+                        sent = now();
+                        BlockingWait.Outcome outcome = blocking.awaitGrant(request,
+                                Duration.ofNanos(Math.min(left, BLOCKING_SLICE_NANOS)));
+                        if (outcome instanceof BlockingWait.Outcome.Decided decided) {
+                            if (decided.result() instanceof AcquireResult.Granted grant) {
+                                granted = true;
+                                return Optional.of(grant(holdKey, request.owner(), grant, sent));
+                            }
+                            lastBusy = (AcquireResult.Busy) decided.result();
+                            backoff = minPoll;
+                            continue;
+                        }
+                    }
+                    park(waiter, left);                                            // step 6
+                }
+            } finally {
+                wakeBoard.unregister(waiter);
+                if (!granted) {
+                    withdraw();
+                }
+            }
+        }
+
+        /** Step 1: a re-entrant hold, or null to acquire afresh. */
+        private Lease reenter() {
+            Hold existing = holds.get(holdKey);
+            if (existing == null) {
+                return null;
+            }
             LockLostException invalid = existing.invalidReason(now());
             if (invalid == null && existing.tryAddHold()) {
-                return new LeaseHandle(this, existing);
+                return new LeaseHandle(CoreLockClient.this, existing);
             }
             if (existing.state() != Hold.State.RELEASED) {
                 // lost, or past its deadline: a re-entrant hold on it would not be held
                 throw invalid != null ? invalid : existing.invalidReason(now());
             }
             // released by another thread a moment ago: acquire afresh
-            holds.remove(hk, existing);
+            holds.remove(holdKey, existing);
+            return null;
         }
-        if (mode != LockMode.EXCLUSIVE) {
+
+        private void refuseTheOtherSide() {
+            if (mode == LockMode.EXCLUSIVE) {
+                return;
+            }
             LockMode other = mode == LockMode.READ ? LockMode.WRITE : LockMode.READ;
-            if (holds.containsKey(new HoldKey(name, other, thread.getId()))) {
-                throw new IllegalStateException("thread " + thread.getName() + " holds the " + other.name().toLowerCase()
-                        + " side of read-write lock '" + name + "' and asks for the " + mode.name().toLowerCase()
-                        + " side: it would wait for itself (no upgrade or downgrade); close the other side first");
+            if (holds.containsKey(new HoldKey(name, other, holdKey.threadId()))) {
+                throw new IllegalStateException("thread " + Thread.currentThread().getName() + " holds the "
+                        + other.name().toLowerCase() + " side of read-write lock '" + name + "' and asks for the "
+                        + mode.name().toLowerCase() + " side: it would wait for itself (no upgrade or downgrade);"
+                        + " close the other side first");
             }
         }
-        String owner = clientId + "#" + thread.getId();
-        long start = now();
-        boolean forever = maxWaitNanos < 0;
-        long minPoll = settings.minPollInterval().toNanos();
-        long maxPoll = settings.maxPollInterval().toNanos();
-        long backoff = minPoll;
-        AcquireResult.Busy lastBusy = null;
-        WakeBoard.Waiter waiter = wakeBoard.register(name);
-        try {
-            while (true) {
-                checkOpen();
-                if (interruptible && Thread.interrupted()) {
-                    abandon(name, mode, owner);
-                    throw interrupted(name, start);
-                }
-                waiter.drain();
-                long sent = now();
-                AcquireResult result = backend.tryAcquire(name, mode, owner, settings.leaseTime());
-                if (result instanceof AcquireResult.Granted granted) {
-                    return grant(hk, name, owner, granted, sent);
-                }
-                lastBusy = (AcquireResult.Busy) result;
-                long waited = now() - start;
-                long left = forever ? Long.MAX_VALUE : maxWaitNanos - waited;
-                if (left <= 0) {
-                    abandon(name, mode, owner);
-                    if (!throwOnBusy) {
-                        return null;
-                    }
-                    throw timeout(name, waited, lastBusy);
-                }
-                // a backend with a server-side blocking wait waits there, in slices
-                sent = now();
-                AcquireResult blocked = backend.acquireBlocking(name, mode, owner, settings.leaseTime(),
-                        Duration.ofNanos(Math.min(left, BLOCKING_SLICE_NANOS)));
-                if (blocked instanceof AcquireResult.Granted granted) {
-                    return grant(hk, name, owner, granted, sent);
-                }
-                if (blocked != null) {
-                    lastBusy = (AcquireResult.Busy) blocked;
-                    backoff = minPoll;
-                    continue;
-                }
-                long jittered = backoff / 2 + ThreadLocalRandom.current().nextLong(backoff / 2 + 1);
-                long park = Math.min(jittered, left);
-                if (lastBusy.remaining() != null) {
-                    // wake just after the holder's lease ends on the server
-                    // (saturated: a lease ending in centuries, such as another strategy's marker row, must not overflow)
-                    long untilExpiry = CoreLock.saturatedNanos(lastBusy.remaining());
-                    untilExpiry += Math.min(TimeUnit.MILLISECONDS.toNanos(1), Long.MAX_VALUE - untilExpiry);
-                    park = Math.min(park, Math.max(untilExpiry, 0));
-                }
-                backoff = Math.min(backoff * 2, maxPoll);
-                try {
-                    waiter.await(park, interruptible);
-                } catch (InterruptedException e) {
-                    abandon(name, mode, owner);
-                    throw interrupted(name, start);
-                }
-                if (!interruptible && Thread.interrupted()) {
-                    deferredInterrupt[0] = true; // hidden from the next backend call, set again on return
+
+        private void checkInterrupt() {
+            if (interruptible && Thread.interrupted()) {
+                throw interrupted(name, start);
+            }
+        }
+
+        private long timeLeft() {
+            return options.forever() ? Long.MAX_VALUE : options.maxWaitNanos() - (now() - start);
+        }
+
+        /** Step 6. */
+        private void park(WakeBoard.Waiter waiter, long left) {
+            long jittered = backoff / 2 + ThreadLocalRandom.current().nextLong(backoff / 2 + 1);
+            long park = Math.min(jittered, left);
+            if (lastBusy.remaining() != null) {
+                // wake just after the holder's lease ends on the server
+                // (saturated: a lease ending in centuries, such as another strategy's marker row, must not overflow)
+                long untilExpiry = CoreLock.saturatedNanos(lastBusy.remaining());
+                untilExpiry += Math.min(TimeUnit.MILLISECONDS.toNanos(1), Long.MAX_VALUE - untilExpiry);
+                park = Math.min(park, Math.max(untilExpiry, 0));
+            }
+            backoff = Math.min(backoff * 2, maxPoll);
+            try {
+                waiter.await(park, interruptible);
+            } catch (InterruptedException e) {
+                throw interrupted(name, start);
+            }
+            if (!interruptible && Thread.interrupted()) {
+                deferredInterrupt = true; // hidden from the next backend call, set again on return
+            }
+        }
+
+        /** The waiter leaves without a grant: a backend that keeps places in line withdraws this one. */
+        private void withdraw() {
+            if (request == null || !(backend instanceof WaitingQueue queue) || closed) {
+                return; // a closing client's backend withdraws every place in its close()
+            }
+            // like a release, a withdrawal on an interrupted thread must still reach the server
+            boolean interruptedNow = Thread.interrupted();
+            try {
+                queue.withdraw(request);
+            } catch (RuntimeException e) {
+                log.debug("withdrawing the place of '{}' in line failed; it ends on the server with its lease",
+                        name, e);
+            } finally {
+                if (interruptedNow) {
+                    Thread.currentThread().interrupt();
                 }
             }
-        } finally {
-            wakeBoard.unregister(waiter);
         }
     }
 
-    private void abandon(String name, LockMode mode, String owner) {
-        if (mode == LockMode.EXCLUSIVE) {
-            return;
-        }
-        try {
-            backend.abandon(name, mode, owner);
-        } catch (RuntimeException e) {
-            log.debug("withdrawing the claim on '{}' failed; it expires on the server", name, e);
-        }
-    }
-
-    private Lease grant(HoldKey hk, String name, String owner, AcquireResult.Granted granted, long sent) {
-        Hold hold = new Hold(new LeaseKey(name, owner, granted.token(), hk.mode()), hk.threadId(),
+    private Lease grant(HoldKey hk, String owner, AcquireResult.Granted granted, long sent) {
+        Hold hold = new Hold(new LeaseKey(hk.name(), owner, granted.token(), hk.mode()), hk.threadId(),
                 sent + settings.leaseTime().toNanos(), description);
         holds.put(hk, hold);
         if (closed) {
@@ -518,6 +586,6 @@ public final class CoreLockClient implements LockClient {
     }
 
     Optional<Lease> tryAcquire(String name, LockMode mode) {
-        return Optional.ofNullable(acquire(name, mode, 0, true, false));
+        return acquire(name, mode, AcquireOptions.tryOnce());
     }
 }

@@ -8,6 +8,7 @@ import dev.baton.spi.LockMode;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Deque;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
@@ -35,13 +36,13 @@ final class LockView implements Lock {
 
     @Override
     public void lock() {
-        push(client.acquire(name, mode, -1, false, true));
+        push(client.acquire(name, mode, AcquireOptions.waitForeverUninterruptibly()).orElseThrow());
     }
 
     @Override
     public void lockInterruptibly() throws InterruptedException {
         try {
-            push(client.acquire(name, mode, -1, true, true));
+            push(client.acquire(name, mode, AcquireOptions.waitForever()).orElseThrow());
         } catch (LockInterruptedException e) {
             Thread.interrupted(); // InterruptedException convention: the flag is cleared when it is thrown
             InterruptedException ie = new InterruptedException(e.getMessage());
@@ -52,12 +53,9 @@ final class LockView implements Lock {
 
     @Override
     public boolean tryLock() {
-        Lease lease = client.acquire(name, mode, 0, true, false);
-        if (lease == null) {
-            return false;
-        }
-        push(lease);
-        return true;
+        Optional<Lease> lease = client.acquire(name, mode, AcquireOptions.tryOnce());
+        lease.ifPresent(this::push);
+        return lease.isPresent();
     }
 
     @Override
@@ -67,8 +65,9 @@ final class LockView implements Lock {
             throw new InterruptedException("interrupted before trying lock '" + name + "'");
         }
         try {
-            Lease lease = client.acquire(name, mode, CoreLock.waitNanos(Duration.ofNanos(Math.max(0, unit.toNanos(time)))),
-                    true, true);
+            Lease lease = client.acquire(name, mode,
+                    AcquireOptions.waitUpTo(CoreLock.waitNanos(Duration.ofNanos(Math.max(0, unit.toNanos(time))))))
+                    .orElseThrow();
             push(lease);
             return true;
         } catch (LockTimeoutException e) {

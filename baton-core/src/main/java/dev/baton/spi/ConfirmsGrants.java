@@ -6,7 +6,7 @@ package dev.baton.spi;
  * so that check is exact rather than bounded by the renewal interval. A backend without it leaves
  * {@code checkValid()} to the local state (renewal and deadline), and its documentation must say so.
  */
-public interface ConfirmsGrants {
+public interface ConfirmsGrants extends LockBackend {
 
     /**
      * Asks the server whether the grant (name, owner, token and mode) is still held, right now.

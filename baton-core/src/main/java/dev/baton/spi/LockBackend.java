@@ -8,13 +8,25 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * What a backend implements: primitive operations against its server, nothing more. Reentrancy, waiting,
- * renewal scheduling, deadlines, lost-lease detection and listeners are written once in the core, on top
- * of these operations.
+ * What every backend implements: primitive operations against its server, nothing more. Reentrancy, waiting,
+ * renewal scheduling, deadlines, lost-lease detection and listeners are written once in the core, on top of
+ * these operations.
+ *
+ * <p>Optional abilities are sub-interfaces the core detects with {@code instanceof}; a backend implements those it
+ * has, and only those:
+ * <ul>
+ *   <li>{@link BlockingWait} — waits on the server for a grant (PostgreSQL {@code pg_advisory_lock},
+ *       MariaDB {@code GET_LOCK}, Redis blocking commands);</li>
+ *   <li>{@link WaitingQueue} — keeps a waiter's place in a server-side line across the core's wait slices
+ *       (a ZooKeeper sequential node, a ticket row, a writer's claim) and withdraws it on give-up;</li>
+ *   <li>{@link NotifiesReleases} — hears of releases from the server (LISTEN/NOTIFY, pub/sub, watches);</li>
+ *   <li>{@link ReadWriteModes} — accepts {@link LockMode#READ} and {@link LockMode#WRITE};</li>
+ *   <li>{@link ConfirmsGrants} — tells in one round trip whether the server still shows a grant.</li>
+ * </ul>
  *
  * <p>Every method may be called from several threads at once. A failure to reach the server is reported as
- * {@link dev.baton.LockBackendException} with the driver's exception as cause; a lock that is simply taken
- * is a {@link AcquireResult.Busy}, not an exception.
+ * {@link dev.baton.LockBackendException} with the driver's exception as cause; a lock that is simply taken is an
+ * {@link AcquireResult.Busy}, not an exception.
  */
 public interface LockBackend extends AutoCloseable {
 
@@ -22,71 +34,18 @@ public interface LockBackend extends AutoCloseable {
     String description();
 
     /**
-     * Whether {@link #start} wires server-side release notifications to the listener. When false, waiters
-     * in other processes learn of a release only at the holder's expiry or at a backoff poll.
+     * Called once by the core before any operation (and after {@link NotifiesReleases#listen}), with the
+     * client's id, so a backend can open what it keeps open and label its server sessions (PostgreSQL
+     * {@code application_name}) for introspection.
      */
-    boolean notifiesReleases();
+    void start(String clientId);
 
     /**
-     * Called once by the core, before {@link #start}, with the client's id, so a backend can label its
-     * server sessions (PostgreSQL {@code application_name}) for introspection. Default: ignored.
+     * One attempt to take the lock for {@code request.owner()} with a lease of {@code request.leaseTime()},
+     * measured by the server's clock: a single atomic decision on the server. Without {@link ReadWriteModes} the
+     * core sends {@link LockMode#EXCLUSIVE} requests only.
      */
-    default void identify(String clientId) {
-    }
-
-    /**
-     * Called once by the core before any other operation. A notifying backend delivers releases heard from
-     * its server to the listener from then on.
-     */
-    void start(ReleaseListener listener);
-
-    /**
-     * One attempt to take the lock for {@code owner} with a lease of {@code leaseTime}, measured by the
-     * server's clock. Must be a single atomic decision on the server.
-     */
-    AcquireResult tryAcquire(String name, String owner, Duration leaseTime);
-
-    /** Whether {@link #tryAcquire(String, LockMode, String, Duration)} accepts READ and WRITE. Default: no. */
-    default boolean supportsReadWrite() {
-        return false;
-    }
-
-    /**
-     * One attempt in a mode. A backend with read-write locks implements it; READ and WRITE attempts must
-     * keep writers from starving (a waiting writer holds back new readers). The default handles
-     * {@link LockMode#EXCLUSIVE} only.
-     */
-    default AcquireResult tryAcquire(String name, LockMode mode, String owner, Duration leaseTime) {
-        if (mode == LockMode.EXCLUSIVE) {
-            return tryAcquire(name, owner, leaseTime);
-        }
-        throw new UnsupportedOperationException(description() + " has no read-write locks");
-    }
-
-    /** As {@link #acquireBlocking(String, String, Duration, Duration)}, in a mode. Default: exclusive only. */
-    default AcquireResult acquireBlocking(String name, LockMode mode, String owner, Duration leaseTime,
-                                          Duration maxWait) {
-        return mode == LockMode.EXCLUSIVE ? acquireBlocking(name, owner, leaseTime, maxWait) : null;
-    }
-
-    /**
-     * The caller stopped waiting for {@code name} in {@code mode} (timeout, interruption), so the backend can
-     * withdraw what it left on the server to be served next (a writer's claim that holds back new readers).
-     * Default: nothing.
-     */
-    default void abandon(String name, LockMode mode, String owner) {
-    }
-
-    /**
-     * Waits on the server for the lock, at most {@code maxWait} (the core passes short slices, so that it
-     * can check for interruption and closing between them), using the server's own blocking wait
-     * ({@code pg_advisory_lock} with {@code lock_timeout}, {@code GET_LOCK} with a timeout). Returns
-     * {@code null} if the backend has no blocking wait, or none is available to this caller right now; the
-     * core then parks and polls as for {@link #tryAcquire}. Default: {@code null}.
-     */
-    default AcquireResult acquireBlocking(String name, String owner, Duration leaseTime, Duration maxWait) {
-        return null;
-    }
+    AcquireResult tryAcquire(AcquireRequest request);
 
     /**
      * Releases the grant if, and only if, name, owner and token all still match on the server.
@@ -97,8 +56,8 @@ public interface LockBackend extends AutoCloseable {
 
     /**
      * Extends every given grant that still matches on the server, and has not expired there, to
-     * {@code leaseTime} from the server's now. Implementations renew all of them in one statement, script
-     * or pipeline where the server allows, so renewal cost does not grow with the number of held locks.
+     * {@code leaseTime} from the server's now. Implementations renew all of them in one statement, script or
+     * pipeline where the server allows, so renewal cost does not grow with the number of held locks.
      *
      * @return the grants that were renewed; any other given grant is no longer held
      */
@@ -107,7 +66,10 @@ public interface LockBackend extends AutoCloseable {
     /** Locks the server knows about, held or recently held. */
     List<LockInfo> inspect();
 
-    /** Releases the backend's own resources (listener connections, threads). Does not release leases. */
+    /**
+     * Releases the backend's own resources (listener connections, threads) and withdraws every waiting place
+     * it still keeps ({@link WaitingQueue}). Does not release leases: the core releases them first.
+     */
     @Override
     void close();
 }

@@ -5,10 +5,11 @@ import dev.baton.LockBackendException;
 import dev.baton.LockClient;
 import dev.baton.LockInfo;
 import dev.baton.spi.AbstractClientBuilder;
+import dev.baton.spi.AcquireRequest;
 import dev.baton.spi.AcquireResult;
 import dev.baton.spi.ClientSettings;
 import dev.baton.spi.LeaseKey;
-import dev.baton.spi.LockBackend;
+import dev.baton.spi.NotifiesReleases;
 import dev.baton.spi.LockClients;
 import dev.baton.spi.ReleaseListener;
 import org.junit.jupiter.api.Test;
@@ -43,7 +44,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 class CoreLockClientTest {
 
     /** Grants any free name; records renewal batches; can be told to fail or to forget grants. */
-    static final class RecordingBackend implements LockBackend {
+    static final class RecordingBackend implements NotifiesReleases {
         final Map<String, LeaseKey> held = new ConcurrentHashMap<>();
         final List<Integer> renewBatchSizes = new CopyOnWriteArrayList<>();
         final AtomicLong tokens = new AtomicLong();
@@ -58,20 +59,21 @@ class CoreLockClientTest {
             return "recording";
         }
 
-        @Override
-        public boolean notifiesReleases() {
-            return false;
-        }
-
         volatile ReleaseListener listener;
 
         @Override
-        public void start(ReleaseListener listener) {
+        public void listen(ReleaseListener listener) {
             this.listener = listener;
         }
 
         @Override
-        public synchronized AcquireResult tryAcquire(String name, String owner, Duration leaseTime) {
+        public void start(String clientId) {
+        }
+
+        @Override
+        public synchronized AcquireResult tryAcquire(AcquireRequest request) {
+            String name = request.name();
+            String owner = request.owner();
             if (refuseInterrupted.get() && Thread.currentThread().isInterrupted()) {
                 throw new LockBackendException("recording", "interrupted during connection acquisition", null);
             }

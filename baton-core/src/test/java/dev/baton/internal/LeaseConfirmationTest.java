@@ -6,12 +6,11 @@ import dev.baton.LockClient;
 import dev.baton.LockLostException;
 import dev.baton.LockInfo;
 import dev.baton.spi.AbstractClientBuilder;
+import dev.baton.spi.AcquireRequest;
 import dev.baton.spi.AcquireResult;
 import dev.baton.spi.ConfirmsGrants;
 import dev.baton.spi.LeaseKey;
-import dev.baton.spi.LockBackend;
 import dev.baton.spi.LockClients;
-import dev.baton.spi.ReleaseListener;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
@@ -32,7 +31,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 class LeaseConfirmationTest {
 
     /** Grants any free name; the server's truth is {@code held}; confirms against it. */
-    static final class ConfirmingBackend implements LockBackend, ConfirmsGrants {
+    static final class ConfirmingBackend implements ConfirmsGrants {
         final Map<String, LeaseKey> held = new ConcurrentHashMap<>();
         final AtomicLong tokens = new AtomicLong();
         final AtomicInteger confirmations = new AtomicInteger();
@@ -44,16 +43,13 @@ class LeaseConfirmationTest {
         }
 
         @Override
-        public boolean notifiesReleases() {
-            return false;
+        public void start(String clientId) {
         }
 
         @Override
-        public void start(ReleaseListener listener) {
-        }
-
-        @Override
-        public synchronized AcquireResult tryAcquire(String name, String owner, Duration leaseTime) {
+        public synchronized AcquireResult tryAcquire(AcquireRequest request) {
+            String name = request.name();
+            String owner = request.owner();
             LeaseKey k = held.get(name);
             if (k != null) {
                 return new AcquireResult.Busy(k.owner(), k.token(), null);

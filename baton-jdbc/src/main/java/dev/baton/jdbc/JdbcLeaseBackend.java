@@ -3,12 +3,15 @@ package dev.baton.jdbc;
 import dev.baton.LockBackendException;
 import dev.baton.LockInfo;
 import dev.baton.jdbc.ConnectionSupport.SqlCall;
+import dev.baton.spi.AcquireRequest;
 import dev.baton.spi.AcquireResult;
 import dev.baton.spi.ConfirmsGrants;
 import dev.baton.spi.LeaseKey;
-import dev.baton.spi.LockBackend;
 import dev.baton.spi.LockMode;
+import dev.baton.spi.NotifiesReleases;
+import dev.baton.spi.ReadWriteModes;
 import dev.baton.spi.ReleaseListener;
+import dev.baton.spi.WaitingQueue;
 
 import javax.sql.DataSource;
 import java.sql.SQLException;
@@ -28,24 +31,49 @@ import java.util.Set;
  * on socket timeouts), never reused by Baton itself: it keeps no connection between calls, except the
  * PostgreSQL listener's own.
  */
-final class JdbcLeaseBackend implements LockBackend, ConfirmsGrants {
+class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsGrants {
     private final DataSource dataSource;
     private final DataSource notifications;
     private final LeaseTable table;
     private final ReadWriteTable rwTable;
     private final String description;
     private PgReleaseListener pgListener;
+    private ReleaseListener listener;
 
     /**
      * @param notifications where the PostgreSQL release listener {@code LISTEN}s (the main data source, or a
      *                      direct one the user gave), or null for none: waiters in other clients then poll
      */
-    JdbcLeaseBackend(DataSource dataSource, LeaseTable table, DataSource notifications) {
+    private JdbcLeaseBackend(DataSource dataSource, LeaseTable table, DataSource notifications) {
         this.dataSource = dataSource;
-        this.notifications = table instanceof PostgresLeaseTable ? notifications : null;
+        this.notifications = notifications;
         this.table = table;
         this.rwTable = new ReadWriteTable(table.dialect(), table.table);
         this.description = "jdbc-lease/" + table.dialect().id() + " (table " + table.table + ")";
+    }
+
+    /**
+     * The backend for {@code table}: on PostgreSQL with a listening data source one that {@link NotifiesReleases}
+     * (LISTEN/NOTIFY), elsewhere one that does not, so the core polls at the holder's expiry and its backoff.
+     *
+     * @param notifications where the PostgreSQL release listener {@code LISTEN}s, or null for none
+     */
+    static JdbcLeaseBackend create(DataSource dataSource, LeaseTable table, DataSource notifications) {
+        return notifications != null && table instanceof PostgresLeaseTable
+                ? new Notifying(dataSource, table, notifications)
+                : new JdbcLeaseBackend(dataSource, table, null);
+    }
+
+    /** The lease backend on PostgreSQL with a listener connection: releases wake waiters in other clients. */
+    static final class Notifying extends JdbcLeaseBackend implements NotifiesReleases {
+        private Notifying(DataSource dataSource, LeaseTable table, DataSource notifications) {
+            super(dataSource, table, notifications);
+        }
+
+        @Override
+        public void listen(ReleaseListener listener) {
+            super.listener = listener;
+        }
     }
 
     /** The pool this backend borrows from, shared with the client's transaction strategies. */
@@ -59,13 +87,8 @@ final class JdbcLeaseBackend implements LockBackend, ConfirmsGrants {
     }
 
     @Override
-    public boolean notifiesReleases() {
-        return notifications != null;
-    }
-
-    @Override
-    public void start(ReleaseListener listener) {
-        if (notifications != null && table instanceof PostgresLeaseTable pg) {
+    public void start(String clientId) {
+        if (listener != null && table instanceof PostgresLeaseTable pg) {
             pgListener = new PgReleaseListener(notifications, pg.channel(), listener, description);
             pgListener.start();
         }
@@ -122,7 +145,14 @@ final class JdbcLeaseBackend implements LockBackend, ConfirmsGrants {
     }
 
     @Override
-    public AcquireResult tryAcquire(String name, String owner, Duration leaseTime) {
+    public AcquireResult tryAcquire(AcquireRequest request) {
+        String name = request.name();
+        if (request.mode() != LockMode.EXCLUSIVE) {
+            return run(request.mode().name().toLowerCase() + " acquire of '" + name + "'",
+                    c -> rwTable.tryAcquire(c, name, request.mode(), request.owner(), request.leaseTime().toMillis()));
+        }
+        String owner = request.owner();
+        Duration leaseTime = request.leaseTime();
         return run("acquire of '" + name + "'", c -> {
             AcquireResult.Busy held = table.peek(c, name);
             AcquireResult result = held != null ? held : table.tryAcquire(c, name, owner, leaseTime.toMillis());
@@ -130,23 +160,15 @@ final class JdbcLeaseBackend implements LockBackend, ConfirmsGrants {
         });
     }
 
+    /**
+     * A waiting writer's claim (which holds back new readers) is its place in line: withdrawn when it stops
+     * waiting. Exclusive and read requests keep nothing while they wait.
+     */
     @Override
-    public boolean supportsReadWrite() {
-        return true;
-    }
-
-    @Override
-    public AcquireResult tryAcquire(String name, LockMode mode, String owner, Duration leaseTime) {
-        if (mode == LockMode.EXCLUSIVE) {
-            return tryAcquire(name, owner, leaseTime);
-        }
-        return run(mode.name().toLowerCase() + " acquire of '" + name + "'",
-                c -> rwTable.tryAcquire(c, name, mode, owner, leaseTime.toMillis()));
-    }
-
-    @Override
-    public void abandon(String name, LockMode mode, String owner) {
-        if (mode == LockMode.WRITE) {
+    public void withdraw(AcquireRequest request) {
+        String name = request.name();
+        String owner = request.owner();
+        if (request.mode() == LockMode.WRITE) {
             run("withdrawing the writer's claim on '" + name + "'", c -> {
                 rwTable.abandon(c, name, owner);
                 return null;

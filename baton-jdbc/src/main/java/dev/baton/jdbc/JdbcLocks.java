@@ -225,9 +225,9 @@ public final class JdbcLocks {
                 throw new LockBackendException("jdbc-lease", "cannot connect to build the lock client: "
                         + se.getMessage() + " (SQL state " + se.getSQLState() + ")", se);
             }
-            JdbcLeaseBackend leaseBackend = new JdbcLeaseBackend(dataSource, table, listenOn(table.dialect(), settings));
+            JdbcLeaseBackend leaseBackend = JdbcLeaseBackend.create(dataSource, table, listenOn(table.dialect(), settings));
             LockBackend backend = strategy == Strategy.LEASE ? leaseBackend
-                    : new SessionLockBackend(dataSource, table.dialect(), tableName, new SessionLockBackend.SessionOptions(
+                    : SessionLockBackend.create(dataSource, table.dialect(), tableName, new SessionLockBackend.SessionOptions(
                             keepaliveIdle, keepaliveInterval, keepaliveCount, settings.renewInterval()));
             LockClient core = LockClients.create(backend, settings);
             return new Client(core, leaseBackend, table, strategy, createTable);

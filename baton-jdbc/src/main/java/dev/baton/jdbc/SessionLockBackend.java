@@ -3,12 +3,13 @@ package dev.baton.jdbc;
 import dev.baton.LockBackendException;
 import dev.baton.LockException;
 import dev.baton.LockInfo;
+import dev.baton.spi.AcquireRequest;
 import dev.baton.spi.AcquireResult;
+import dev.baton.spi.BlockingWait;
 import dev.baton.spi.ConfirmsGrants;
 import dev.baton.spi.LeaseKey;
-import dev.baton.spi.LockBackend;
 import dev.baton.spi.LockMode;
-import dev.baton.spi.ReleaseListener;
+import dev.baton.spi.ReadWriteModes;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -73,7 +74,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * 10<sup>7</sup> among a million names) exclude each other: a false contention, never a false sharing.
  * Names are recorded once per client in {@code <table>_names} so {@code baton list} shows them whole.
  */
-final class SessionLockBackend implements LockBackend, ConfirmsGrants {
+class SessionLockBackend implements BlockingWait, ConfirmsGrants {
     private static final Logger log = LoggerFactory.getLogger(SessionLockBackend.class);
 
     private final DataSource dataSource;
@@ -114,7 +115,23 @@ final class SessionLockBackend implements LockBackend, ConfirmsGrants {
                           Duration probeTimeout) {
     }
 
-    SessionLockBackend(DataSource dataSource, Dialect dialect, String table, SessionOptions options) {
+    /**
+     * The session backend for {@code dialect}: on PostgreSQL one with {@link ReadWriteModes} (shared and exclusive
+     * advisory locks), on MariaDB/MySQL one without ({@code GET_LOCK} has no shared mode).
+     */
+    static SessionLockBackend create(DataSource dataSource, Dialect dialect, String table, SessionOptions options) {
+        return dialect == Dialect.POSTGRESQL ? new WithReadWrite(dataSource, dialect, table, options)
+                : new SessionLockBackend(dataSource, dialect, table, options);
+    }
+
+    /** PostgreSQL's session backend: read-write locks on shared/exclusive advisory locks. */
+    static final class WithReadWrite extends SessionLockBackend implements ReadWriteModes {
+        private WithReadWrite(DataSource dataSource, Dialect dialect, String table, SessionOptions options) {
+            super(dataSource, dialect, table, options);
+        }
+    }
+
+    private SessionLockBackend(DataSource dataSource, Dialect dialect, String table, SessionOptions options) {
         this.dataSource = dataSource;
         this.dialect = dialect;
         this.table = table;
@@ -128,17 +145,8 @@ final class SessionLockBackend implements LockBackend, ConfirmsGrants {
     }
 
     @Override
-    public boolean notifiesReleases() {
-        return false;
-    }
-
-    @Override
-    public void identify(String clientId) {
+    public void start(String clientId) {
         this.clientId = clientId;
-    }
-
-    @Override
-    public void start(ReleaseListener listener) {
         // open the main session now: a pooler in transaction mode is refused at build(), not later
         main.lock.lock();
         try {
@@ -532,7 +540,17 @@ final class SessionLockBackend implements LockBackend, ConfirmsGrants {
     // ---- acquisition -----------------------------------------------------------------------------
 
     @Override
-    public AcquireResult tryAcquire(String name, String owner, Duration leaseTime) {
+    public AcquireResult tryAcquire(AcquireRequest request) {
+        if (request.mode() != LockMode.EXCLUSIVE) {
+            main.lock.lock();
+            try {
+                return attemptRw(main, request.name(), request.mode(), request.owner(), null);
+            } finally {
+                main.lock.unlock();
+            }
+        }
+        String name = request.name();
+        String owner = request.owner();
         main.lock.lock();
         try {
             return reserveAndAttempt(main, name, owner, null);
@@ -541,16 +559,26 @@ final class SessionLockBackend implements LockBackend, ConfirmsGrants {
         }
     }
 
+    /**
+     * Waits on the waiting session for one slice. Not now when another thread of this client already waits
+     * there or a release needs that session (then the caller polls), or when the lock is busy inside this client
+     * (its release wakes the caller locally).
+     */
     @Override
-    public AcquireResult acquireBlocking(String name, String owner, Duration leaseTime, Duration maxWait) {
+    public Outcome awaitGrant(AcquireRequest request, Duration slice) {
         if (waiting.needed.get() > 0 || !waiting.lock.tryLock()) {
-            return null; // another thread of this client waits on the server, or a release needs it: poll
+            return new Outcome.NotNow("another thread of this client waits on the server, or a release needs it");
         }
+        AcquireResult result;
         try {
-            return reserveAndAttempt(waiting, name, owner, maxWait);
+            result = request.mode() == LockMode.EXCLUSIVE
+                    ? reserveAndAttempt(waiting, request.name(), request.owner(), slice)
+                    : attemptRw(waiting, request.name(), request.mode(), request.owner(), slice);
         } finally {
             waiting.lock.unlock();
         }
+        // null from a waiting attempt: busy inside this client, or a wait that could not tell its own grant
+        return result == null ? new Outcome.NotNow("busy inside this client") : new Outcome.Decided(result);
     }
 
     /**
@@ -900,40 +928,6 @@ final class SessionLockBackend implements LockBackend, ConfirmsGrants {
     }
 
     // ---- read-write locks (PostgreSQL shared/exclusive advisory locks) -----------------------------
-
-    @Override
-    public boolean supportsReadWrite() {
-        return dialect == Dialect.POSTGRESQL;
-    }
-
-    @Override
-    public AcquireResult tryAcquire(String name, LockMode mode, String owner, Duration leaseTime) {
-        if (mode == LockMode.EXCLUSIVE) {
-            return tryAcquire(name, owner, leaseTime);
-        }
-        main.lock.lock();
-        try {
-            return attemptRw(main, name, mode, owner, null);
-        } finally {
-            main.lock.unlock();
-        }
-    }
-
-    @Override
-    public AcquireResult acquireBlocking(String name, LockMode mode, String owner, Duration leaseTime,
-                                         Duration maxWait) {
-        if (mode == LockMode.EXCLUSIVE) {
-            return acquireBlocking(name, owner, leaseTime, maxWait);
-        }
-        if (waiting.needed.get() > 0 || !waiting.lock.tryLock()) {
-            return null;
-        }
-        try {
-            return attemptRw(waiting, name, mode, owner, maxWait);
-        } finally {
-            waiting.lock.unlock();
-        }
-    }
 
     /** Reserves locally (readers share, a writer is alone), then asks the server; undoes the reservation if refused. */
     private AcquireResult attemptRw(Session s, String name, LockMode mode, String owner, Duration wait) {

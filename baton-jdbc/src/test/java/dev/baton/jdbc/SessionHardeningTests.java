@@ -77,7 +77,7 @@ abstract class SessionHardeningTests {
 
     /** Whether a server session ({@code id}, or any if -1) waits on the server for the session lock of name. */
     boolean waitingFor(Connection admin, String table, String name, long id) throws SQLException {
-        SessionLockBackend keys = new SessionLockBackend(null, dialect(), table, null);
+        SessionLockBackend keys = SessionLockBackend.create(null, dialect(), table, null);
         if (dialect() == Dialect.POSTGRESQL) {
             long k = keys.pgKey(name);
             try (PreparedStatement ps = admin.prepareStatement("SELECT count(*) FROM pg_locks WHERE"
@@ -146,7 +146,7 @@ abstract class SessionHardeningTests {
 
     /** The server session that holds a session lock of {@code table}, from pg_locks / IS_USED_LOCK. */
     long holderSession(Connection admin, String table, String name) throws SQLException {
-        SessionLockBackend keys = new SessionLockBackend(null, dialect(), table, null);
+        SessionLockBackend keys = SessionLockBackend.create(null, dialect(), table, null);
         if (dialect() == Dialect.POSTGRESQL) {
             long k = keys.pgKey(name);
             try (PreparedStatement ps = admin.prepareStatement("SELECT pid FROM pg_locks WHERE locktype = 'advisory'"
@@ -244,7 +244,7 @@ abstract class SessionHardeningTests {
         JdbcLockClient session = client(pool(4, true, null), table, Strategy.SESSION, Duration.ofSeconds(30));
         Lease shared = session.readWriteLock(name).readLock().acquire(Duration.ofSeconds(5));
         shared.checkValid();
-        SessionLockBackend keys = new SessionLockBackend(null, dialect(), table, null);
+        SessionLockBackend keys = SessionLockBackend.create(null, dialect(), table, null);
         long k = keys.pgRwKey(name);
         try (Connection admin = admin(); PreparedStatement ps = admin.prepareStatement("SELECT pid FROM pg_locks"
                 + " WHERE locktype = 'advisory' AND granted AND objsubid = 1 AND classid::bigint = ?"
@@ -409,7 +409,7 @@ abstract class SessionHardeningTests {
         AtomicInteger lost = new AtomicInteger();
         held.onLost(e -> lost.incrementAndGet());
         String blocked = "blocked-" + run;
-        SessionLockBackend keys = new SessionLockBackend(null, dialect(), table, null);
+        SessionLockBackend keys = SessionLockBackend.create(null, dialect(), table, null);
         try (Connection admin = admin()) {
             // an uncommitted row with the same key makes the client's name registration wait on the server
             admin.setAutoCommit(false);
