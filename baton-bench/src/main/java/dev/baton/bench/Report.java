@@ -1,5 +1,15 @@
 package dev.baton.bench;
 
+import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.util.DefaultIndenter;
+import com.fasterxml.jackson.core.util.DefaultPrettyPrinter;
+import com.fasterxml.jackson.databind.ObjectWriter;
+import com.fasterxml.jackson.databind.json.JsonMapper;
+
+import java.io.IOException;
+import java.math.BigDecimal;
+import java.math.RoundingMode;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -322,9 +332,7 @@ final class Report {
             w3.add(m);
         }
         root.put("w3", w3);
-        StringBuilder sb = new StringBuilder();
-        write(sb, root, "");
-        return sb.append('\n').toString();
+        return write(root) + "\n";
     }
 
     private static Map<String, Object> quantiles(long[] sorted) {
@@ -356,63 +364,97 @@ final class Report {
         return out;
     }
 
-    @SuppressWarnings("unchecked")
-    private static void write(StringBuilder sb, Object v, String indent) {
-        if (v == null) {
-            sb.append("null");
-        } else if (v instanceof String s) {
-            sb.append('"');
-            for (char c : s.toCharArray()) {
-                switch (c) {
-                    case '"' -> sb.append("\\\"");
-                    case '\\' -> sb.append("\\\\");
-                    case '\n' -> sb.append("\\n");
-                    case '\r' -> sb.append("\\r");
-                    case '\t' -> sb.append("\\t");
-                    default -> {
-                        if (c < 0x20) {
-                            sb.append(String.format("\\u%04x", (int) c));
-                        } else {
-                            sb.append(c);
-                        }
-                    }
-                }
+    /**
+     * The report's layout: two-space indents, {@code "key": value}, every array element on its own line,
+     * {@code {}} and {@code []} when empty, a newline for a line feed.
+     */
+    private static final class Layout extends DefaultPrettyPrinter {
+        private static final long serialVersionUID = 1L;
+
+        Layout() {
+            DefaultIndenter indent = new DefaultIndenter("  ", "\n");
+            indentObjectsWith(indent);
+            indentArraysWith(indent);
+        }
+
+        Layout(Layout base) {
+            super(base);
+        }
+
+        @Override
+        public Layout createInstance() {
+            return new Layout(this);
+        }
+
+        @Override
+        public void writeObjectFieldValueSeparator(JsonGenerator g) throws IOException {
+            g.writeRaw(": ");
+        }
+
+        @Override
+        public void writeEndObject(JsonGenerator g, int nrOfEntries) throws IOException {
+            if (nrOfEntries == 0) {
+                _nesting--;
+                g.writeRaw('}');
+            } else {
+                super.writeEndObject(g, nrOfEntries);
             }
-            sb.append('"');
-        } else if (v instanceof Double d) {
-            sb.append(d.isNaN() || d.isInfinite() ? "null" : String.format(Locale.ROOT, "%.3f", d));
-        } else if (v instanceof Number || v instanceof Boolean) {
-            sb.append(v);
-        } else if (v instanceof long[] a) {
+        }
+
+        @Override
+        public void writeEndArray(JsonGenerator g, int nrOfValues) throws IOException {
+            if (nrOfValues == 0) {
+                _nesting--;
+                g.writeRaw(']');
+            } else {
+                super.writeEndArray(g, nrOfValues);
+            }
+        }
+    }
+
+    private static final ObjectWriter WRITER = JsonMapper.builder()
+            .enable(JsonGenerator.Feature.WRITE_BIGDECIMAL_AS_PLAIN).build().writer(new Layout());
+
+    /** The report as JSON, through Jackson. */
+    static String write(Map<String, Object> root) {
+        try {
+            return WRITER.writeValueAsString(plain(root));
+        } catch (JsonProcessingException e) {
+            throw new IllegalStateException("cannot write the report as JSON", e);
+        }
+    }
+
+    /**
+     * The values as the report shows them: a double with three decimals (null if not a number), a
+     * {@code long[]} as a list, anything other than a string, number, boolean, map or list as its text.
+     */
+    private static Object plain(Object v) {
+        if (v == null || v instanceof String || v instanceof Boolean) {
+            return v;
+        }
+        if (v instanceof Double d) {
+            return d.isNaN() || d.isInfinite() ? null : BigDecimal.valueOf(d).setScale(3, RoundingMode.HALF_UP);
+        }
+        if (v instanceof Number) {
+            return v;
+        }
+        if (v instanceof long[] a) {
             List<Object> l = new ArrayList<>();
             for (long x : a) {
                 l.add(x);
             }
-            write(sb, l, indent);
-        } else if (v instanceof Map<?, ?> m) {
-            sb.append("{");
-            String inner = indent + "  ";
-            boolean first = true;
-            for (var e : ((Map<String, Object>) m).entrySet()) {
-                sb.append(first ? "\n" : ",\n").append(inner);
-                first = false;
-                write(sb, e.getKey(), inner);
-                sb.append(": ");
-                write(sb, e.getValue(), inner);
-            }
-            sb.append(first ? "}" : "\n" + indent + "}");
-        } else if (v instanceof List<?> l) {
-            sb.append("[");
-            String inner = indent + "  ";
-            boolean first = true;
-            for (Object o : l) {
-                sb.append(first ? "\n" : ",\n").append(inner);
-                first = false;
-                write(sb, o, inner);
-            }
-            sb.append(first ? "]" : "\n" + indent + "]");
-        } else {
-            write(sb, v.toString(), indent);
+            return l;
         }
+        if (v instanceof Map<?, ?> m) {
+            Map<String, Object> out = new LinkedHashMap<>();
+            m.forEach((k, x) -> out.put(String.valueOf(k), plain(x)));
+            return out;
+        }
+        if (v instanceof List<?> l) {
+            List<Object> out = new ArrayList<>();
+            l.forEach(x -> out.add(plain(x)));
+            return out;
+        }
+        return v.toString();
     }
 }

@@ -3,12 +3,12 @@ package dev.baton.checker;
 import dev.baton.LockInfo;
 
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 
@@ -44,12 +44,13 @@ final class Analysis {
     /** One acquisition attempt, rebuilt from its worker's events. */
     static final class Attempt {
         String id;
-        int w;
-        int g;
+        /** The worker slot, and the generation (process) of it, that made the attempt. */
+        int worker;
+        int generation;
         String lock;
         long tid = -1;
         long invokeT;
-        String outcome; // ok, fail, info, or null if the worker ended first
+        Outcome outcome = Outcome.NONE;
         long outcomeT;
         long token = -1;
         long releaseT = Long.MAX_VALUE;
@@ -64,11 +65,11 @@ final class Analysis {
         String error;
 
         String key() {
-            return "w" + w + "." + g + "#" + tid;
+            return "w" + worker + "." + generation + "#" + tid;
         }
 
         boolean ok() {
-            return "ok".equals(outcome);
+            return outcome == Outcome.OK;
         }
 
         /** When this attempt stopped believing it held the lock. */
@@ -93,7 +94,7 @@ final class Analysis {
     private final ScenarioSpec spec;
     private final Map<String, Attempt> byId = new LinkedHashMap<>();
     private final Map<String, Attempt> byKey = new HashMap<>();
-    /** Attempts per worker process and lock ({@code w.g lock}), in the order they began. */
+    /** Attempts per worker process and lock ({@code worker.generation lock}), in the order they began. */
     private final Map<String, List<Attempt>> byProcLock = new HashMap<>();
     private final Map<String, Integer> violations = new LinkedHashMap<>();
     private final Map<String, String> checkNotes = new LinkedHashMap<>();
@@ -148,7 +149,7 @@ final class Analysis {
                             .add(new long[] {f.start(), f.end() + lease + margin});
                 }
             } else if (!f.kind().equals("kill")) {
-                faultWindows.computeIfAbsent(f.worker() + "." + f.gen(), k -> new ArrayList<>())
+                faultWindows.computeIfAbsent(f.worker() + "." + f.generation(), k -> new ArrayList<>())
                         .add(new long[] {f.start(), f.end() + lease + margin});
             }
         }
@@ -166,8 +167,9 @@ final class Analysis {
 
         long attempts = byId.size();
         long grants = byId.values().stream().filter(Attempt::ok).count();
-        long timeouts = byId.values().stream().filter(a -> "fail".equals(a.outcome)).count();
-        long unknown = byId.values().stream().filter(a -> a.outcome == null || "info".equals(a.outcome)).count();
+        long timeouts = byId.values().stream().filter(a -> a.outcome == Outcome.FAIL).count();
+        long unknown = byId.values().stream()
+                .filter(a -> a.outcome == Outcome.NONE || a.outcome == Outcome.INDETERMINATE).count();
         long stale = r.accesses().stream().filter(a -> !a.accepted()).count();
         int hits = hitsByMode.values().stream().mapToInt(Integer::intValue).sum();
         int total = violations.values().stream().mapToInt(Integer::intValue).sum();
@@ -232,8 +234,8 @@ final class Analysis {
                 if (op.equals("acquire") && type.equals("invoke")) {
                     Attempt a = new Attempt();
                     a.id = id;
-                    a.w = p.index;
-                    a.g = p.gen;
+                    a.worker = p.index;
+                    a.generation = p.gen;
                     a.lock = (String) e.get("lock");
                     a.tid = (Long) e.get("tid");
                     a.invokeT = t;
@@ -241,7 +243,7 @@ final class Analysis {
                     a.procExit = p.exited >= 0 ? p.exited : a.procEnd;
                     byId.put(id, a);
                     byKey.put(a.key(), a);
-                    byProcLock.computeIfAbsent(a.w + "." + a.g + " " + a.lock, k -> new ArrayList<>()).add(a);
+                    byProcLock.computeIfAbsent(a.worker + "." + a.generation + " " + a.lock, k -> new ArrayList<>()).add(a);
                     continue;
                 }
                 Attempt a = byId.get(id);
@@ -250,15 +252,15 @@ final class Analysis {
                 }
                 switch (op) {
                     case "acquire" -> {
-                        a.outcome = type;
+                        a.outcome = Outcome.ofEventType(type);
                         a.outcomeT = t;
-                        if (type.equals("info") && e.get("msg") instanceof String msg) {
+                        if (a.outcome == Outcome.INDETERMINATE && e.get("msg") instanceof String msg) {
                             a.error = msg;
                             if (t < a.procEnd) { // not the checker closing the client under it
                                 errors.merge(errorKind(msg), 1, Integer::sum);
                             }
                         }
-                        if (type.equals("ok")) {
+                        if (a.outcome == Outcome.OK) {
                             a.token = (Long) e.get("token");
                         }
                     }
@@ -280,12 +282,12 @@ final class Analysis {
     }
 
     private boolean faulted(Attempt a, long from, long to) {
-        return touched(a.w, a.g, from, to);
+        return touched(a.worker, a.generation, from, to);
     }
 
-    /** Whether a fault window of worker process {@code w.g} overlaps [from, to). */
-    private boolean touched(int w, int g, long from, long to) {
-        List<long[]> ws = faultWindows.get(w + "." + g);
+    /** Whether a fault window of worker process {@code worker.generation} overlaps [from, to). */
+    private boolean touched(int worker, int generation, long from, long to) {
+        List<long[]> ws = faultWindows.get(worker + "." + generation);
         if (ws == null) {
             return false;
         }
@@ -402,7 +404,7 @@ final class Analysis {
 
     /** Whether the fault hit a holder, from the holder's own history; the attempt if so. */
     private Attempt hitAttempt(Scenario.Fault f) {
-        Attempt a = Scenario.isSessionHolder(f.holder()) ? grantedBefore(f.worker(), f.gen(), f.lock(), f.start())
+        Attempt a = Scenario.isSessionHolder(f.holder()) ? grantedBefore(f.worker(), f.generation(), f.lock(), f.start())
                 : byKey.get(f.holder() == null ? "" : keyOf(f.holder()));
         if (a == null || !a.ok() || a.outcomeT >= f.start() || Math.min(a.releaseT, a.lostT) < f.start()) {
             return null;
@@ -417,9 +419,9 @@ final class Analysis {
      * A process's attempt on a lock that was granted last before {@code t} (a worker runs one attempt at a
      * time), or null: the attempt a fault on a session holder hit, if any.
      */
-    private Attempt grantedBefore(int w, int g, String lock, long t) {
+    private Attempt grantedBefore(int worker, int generation, String lock, long t) {
         Attempt best = null;
-        for (Attempt a : byProcLock.getOrDefault(w + "." + g + " " + lock, List.of())) {
+        for (Attempt a : byProcLock.getOrDefault(worker + "." + generation + " " + lock, List.of())) {
             if (a.ok() && a.outcomeT < t && (best == null || a.outcomeT > best.outcomeT)) {
                 best = a;
             }
@@ -435,11 +437,11 @@ final class Analysis {
      * of slack, or the end of a fault on the process (a cut-off connection closes when the path heals).
      */
     private long holdUntil(Attempt a) {
-        if ("fail".equals(a.outcome)) {
+        if (a.outcome == Outcome.FAIL) {
             return a.outcomeT;
         }
         long end = Long.MAX_VALUE;
-        if ("info".equals(a.outcome)) {
+        if (a.outcome == Outcome.INDETERMINATE) {
             end = settled(a, a.outcomeT);
         } else if (a.ok() && a.releaseOutT != Long.MAX_VALUE) {
             end = a.releasedOk && a.lostT == Long.MAX_VALUE ? a.releaseOutT : settled(a, a.releaseOutT);
@@ -452,9 +454,9 @@ final class Analysis {
 
     private long settled(Attempt a, long t) {
         long end = t + spec.margin().toNanos();
-        for (long[] w : faultWindows.getOrDefault(a.w + "." + a.g, List.of())) {
-            if (w[0] <= t && t < w[1]) {
-                end = Math.max(end, w[1]);
+        for (long[] window : faultWindows.getOrDefault(a.worker + "." + a.generation, List.of())) {
+            if (window[0] <= t && t < window[1]) {
+                end = Math.max(end, window[1]);
             }
         }
         return end;
@@ -498,9 +500,9 @@ final class Analysis {
             long from = due.fromEnd() ? f.end() : f.start();
             long limit = due.bound().toNanos() + margin;
             long next = Long.MAX_VALUE;
-            for (Attempt g : grants.getOrDefault(f.lock(), List.of())) {
-                if (g != hit && g.outcomeT > f.start()) {
-                    next = Math.min(next, g.outcomeT);
+            for (Attempt grant : grants.getOrDefault(f.lock(), List.of())) {
+                if (grant != hit && grant.outcomeT > f.start()) {
+                    next = Math.min(next, grant.outcomeT);
                 }
             }
             long deadline = from + limit;
@@ -509,7 +511,7 @@ final class Analysis {
                 maxRecovery = Math.max(maxRecovery, Math.max(0, next - from));
             }
             if (next - from > limit && deadline < r.stopAt() && waiting(f.lock(), deadline, hit)) {
-                violation("c", kind + " of w" + f.worker() + "." + f.gen() + " holding " + f.lock()
+                violation("c", kind + " of w" + f.worker() + "." + f.generation() + " holding " + f.lock()
                         + " at " + at(f.start()) + (due.fromEnd() ? " until " + at(f.end()) : "") + ": next grant "
                         + (next == Long.MAX_VALUE ? "never came" : "after " + ms(next - from) + " ms")
                         + ", bound " + ms(limit) + " ms from the fault's " + (due.fromEnd() ? "end" : "start")
@@ -529,9 +531,9 @@ final class Analysis {
                     continue; // checked above
                 }
                 long next = Long.MAX_VALUE;
-                for (Attempt g : grants.getOrDefault(lock, List.of())) {
-                    if (g.outcomeT > f.start()) {
-                        next = Math.min(next, g.outcomeT);
+                for (Attempt grant : grants.getOrDefault(lock, List.of())) {
+                    if (grant.outcomeT > f.start()) {
+                        next = Math.min(next, grant.outcomeT);
                     }
                 }
                 if (next != Long.MAX_VALUE) {
@@ -548,7 +550,7 @@ final class Analysis {
         int unfaultedErrors = 0;
         for (Attempt a : byId.values()) {
             // an error after its process was told to stop (its client closed under it) is the checker's doing
-            if ("info".equals(a.outcome) && a.outcomeT < a.procEnd && !faulted(a, a.invokeT - margin, a.outcomeT)) {
+            if (a.outcome == Outcome.INDETERMINATE && a.outcomeT < a.procEnd && !faulted(a, a.invokeT - margin, a.outcomeT)) {
                 unfaultedErrors++;
                 violation("c", "attempt " + a.id + " on " + a.lock + " failed at " + at(a.outcomeT) + " with an error"
                         + " while no fault touched its worker: " + a.error);
@@ -567,8 +569,8 @@ final class Analysis {
     private boolean waiting(String lock, long t, Attempt exclude) {
         for (Attempt a : byId.values()) {
             if (a != exclude && lock.equals(a.lock) && a.invokeT < t
-                    && (a.outcome == null ? a.procEnd > t : a.outcomeT > t)
-                    && (exclude == null || !(a.w == exclude.w && a.g == exclude.g))) {
+                    && (a.outcome == Outcome.NONE ? a.procEnd > t : a.outcomeT > t)
+                    && (exclude == null || !(a.worker == exclude.worker && a.generation == exclude.generation))) {
                 return true;
             }
         }
@@ -607,29 +609,29 @@ final class Analysis {
         List<Scenario.Sample> samples = r.samples();
         for (Scenario.Sample s : samples) {
             for (LockInfo info : s.locks()) {
-                if (!info.held() || info.holder() == null || Scenario.workerOf(info.holder()) == null) {
+                if (!info.held() || info.holder() == null || Scenario.workerOf(info.holder()).isEmpty()) {
                     continue;
                 }
                 if (Scenario.isSessionHolder(info.holder())) {
-                    int[] w = Scenario.workerOf(info.holder());
+                    Scenario.WorkerProcess holder = Scenario.workerOf(info.holder()).orElseThrow();
                     Attempt any = null;
                     Attempt failed = null;
-                    for (Attempt c : byProcLock.getOrDefault(w[0] + "." + w[1] + " " + info.name(), List.of())) {
+                    for (Attempt c : byProcLock.getOrDefault(holder.worker() + "." + holder.generation() + " " + info.name(), List.of())) {
                         if (c.invokeT < s.s1() && holdUntil(c) > s.s0()) {
-                            if ("fail".equals(c.outcome)) {
+                            if (c.outcome == Outcome.FAIL) {
                                 failed = c;
                             } else {
                                 any = c;
                             }
                         }
                     }
-                    long exit = procExit(w[0], w[1]);
+                    long exit = procExit(holder.worker(), holder.generation());
                     if (any != null) {
                         continue;
                     }
                     if (exit != Long.MAX_VALUE && s.s0() - exit > spec.margin().toNanos()) {
                         deadHolders++;
-                        violation("d", info.name() + " held by a session of w" + w[0] + "." + w[1] + " at " + at(s.s1())
+                        violation("d", info.name() + " held by a session of w" + holder.worker() + "." + holder.generation() + " at " + at(s.s1())
                                 + ", " + ms(s.s0() - exit) + " ms after that process had died (" + info.holder() + ")");
                     } else if (failed != null) {
                         seenFailed++;
@@ -648,7 +650,7 @@ final class Analysis {
                     unknownHolder++;
                     violation("e", info.name() + " held by " + info.holder() + " at " + at(s.s1())
                             + ", which matches no attempt in the workers' histories");
-                } else if ("fail".equals(a.outcome)) {
+                } else if (a.outcome == Outcome.FAIL) {
                     seenFailed++;
                     violation("e", "attempt " + a.id + " reported failure at " + at(a.outcomeT)
                             + " but the backend showed it holding " + info.name() + " at " + at(s.s1()));
@@ -672,7 +674,7 @@ final class Analysis {
                 LockInfo shown = s.locks().stream().filter(l -> l.name().equals(a.lock)).findFirst().orElse(null);
                 boolean ours = shown != null && shown.held() && shown.holder() != null
                         && (Scenario.isSessionHolder(shown.holder())
-                        ? Arrays.equals(Scenario.workerOf(shown.holder()), new int[] {a.w, a.g})
+                        ? Scenario.workerOf(shown.holder()).equals(Optional.of(new Scenario.WorkerProcess(a.worker, a.generation)))
                         : keyOf(shown.holder()).equals(a.key()))
                         && (shown.fencingToken() < 0 || shown.fencingToken() == a.token);
                 if (!ours) {
@@ -727,9 +729,9 @@ final class Analysis {
         return new long[] {infoOverlaps, infoMs};
     }
 
-    private long procExit(int w, int g) {
+    private long procExit(int worker, int generation) {
         for (Scenario.Proc p : r.procs()) {
-            if (p.index == w && p.gen == g) {
+            if (p.index == worker && p.gen == generation) {
                 return p.exited >= 0 ? p.exited : p.ended >= 0 ? p.ended : Long.MAX_VALUE;
             }
         }
@@ -778,12 +780,13 @@ final class Analysis {
     /** One {@code runOnce} call and its run, rebuilt from its worker's events and the resource's record. */
     static final class RunCall {
         String id;
-        int w;
-        int g;
+        /** The worker slot, and the generation (process) of it, that made the call. */
+        int worker;
+        int generation;
         String name;
         long tid;
         long invokeT;
-        String outcome; // ok, info, or null if the worker ended first
+        Outcome outcome = Outcome.NONE; // never FAIL: runOnce reports ok or info
         long outcomeT;
         Boolean ran;
         long runT = Long.MAX_VALUE;
@@ -792,7 +795,7 @@ final class Analysis {
         String error;
 
         String key() {
-            return "w" + w + "." + g + "#" + tid;
+            return "w" + worker + "." + generation + "#" + tid;
         }
 
         /** When the task stopped running: DONE, else its process's end, else never (as far as we know). */
@@ -822,8 +825,8 @@ final class Analysis {
                     if (e.get("type").equals("invoke")) {
                         RunCall c = new RunCall();
                         c.id = id;
-                        c.w = p.index;
-                        c.g = p.gen;
+                        c.worker = p.index;
+                        c.generation = p.gen;
                         c.name = (String) e.get("lock");
                         c.tid = (Long) e.get("tid");
                         c.invokeT = t;
@@ -832,10 +835,10 @@ final class Analysis {
                         byKey.put(c.key(), c);
                     } else if (calls.containsKey(id)) {
                         RunCall c = calls.get(id);
-                        c.outcome = (String) e.get("type");
+                        c.outcome = Outcome.ofEventType((String) e.get("type"));
                         c.outcomeT = t;
                         c.ran = (Boolean) e.get("ran");
-                        if (c.outcome.equals("info") && e.get("msg") instanceof String msg) {
+                        if (c.outcome == Outcome.INDETERMINATE && e.get("msg") instanceof String msg) {
                             c.error = msg;
                             if (t < c.procEnd) {
                                 errors.merge(errorKind(msg), 1, Integer::sum);
@@ -912,12 +915,12 @@ final class Analysis {
             }
             long slack = atMost + spec.margin().toNanos();
             for (RunCall c : calls.values()) {
-                if (!"ok".equals(c.outcome) || !Boolean.FALSE.equals(c.ran)) {
+                if (c.outcome != Outcome.OK || !Boolean.FALSE.equals(c.ran)) {
                     continue;
                 }
                 boolean explained = false;
                 for (RunCall d : perName.get(c.name)) {
-                    long end = d.outcome != null ? d.outcomeT : d.procEnd;
+                    long end = d.outcome != Outcome.NONE ? d.outcomeT : d.procEnd;
                     if (d != c && d.invokeT <= c.outcomeT && end >= c.invokeT - slack) {
                         explained = true;
                         break;
@@ -932,18 +935,18 @@ final class Analysis {
             int ranFalse = 0;
             int notRun = 0;
             for (RunCall c : calls.values()) {
-                if ("ok".equals(c.outcome) && Boolean.FALSE.equals(c.ran) && c.runT != Long.MAX_VALUE) {
+                if (c.outcome == Outcome.OK && Boolean.FALSE.equals(c.ran) && c.runT != Long.MAX_VALUE) {
                     ranFalse++;
                     violation("e", c.name + ": " + c.id + " returned false (not run) but its task ran at " + at(c.runT));
                 }
-                if ("ok".equals(c.outcome) && Boolean.TRUE.equals(c.ran) && c.runT == Long.MAX_VALUE) {
+                if (c.outcome == Outcome.OK && Boolean.TRUE.equals(c.ran) && c.runT == Long.MAX_VALUE) {
                     notRun++;
                     violation("e", c.name + ": " + c.id + " returned true but the resource never saw its task run");
                 }
             }
             int unfaultedErrors = 0;
             for (RunCall c : calls.values()) {
-                if ("info".equals(c.outcome) && c.outcomeT < c.procEnd && !touched(c.w, c.g, c.invokeT - spec.margin().toNanos(), c.outcomeT)) {
+                if (c.outcome == Outcome.INDETERMINATE && c.outcomeT < c.procEnd && !touched(c.worker, c.generation, c.invokeT - spec.margin().toNanos(), c.outcomeT)) {
                     unfaultedErrors++;
                     violation("c", c.name + ": " + c.id + " failed at " + at(c.outcomeT) + " with an error while no fault"
                             + " touched its worker: " + c.error);
@@ -953,7 +956,7 @@ final class Analysis {
             Map<String, Integer> hitsByMode = new TreeMap<>();
             for (Scenario.Fault f : r.faults()) {
                 RunCall c = byKey.get(f.holder() == null ? "" : keyOf(f.holder()));
-                boolean inFlight = c != null && c.invokeT < f.start() && (c.outcome == null || c.outcomeT > f.start());
+                boolean inFlight = c != null && c.invokeT < f.start() && (c.outcome == Outcome.NONE || c.outcomeT > f.start());
                 if (inFlight && !(f.kind().equals("session-kill") && f.effect() == 0)) {
                     hitsByMode.merge(f.kind().equals("partition") ? f.kind() + ":" + f.mode() : f.kind(), 1,
                             Integer::sum);
@@ -972,7 +975,7 @@ final class Analysis {
             noteErrors("runOnce call(s)");
             int hits = hitsByMode.values().stream().mapToInt(Integer::intValue).sum();
             long skipped = calls.values().stream().filter(c -> Boolean.FALSE.equals(c.ran)).count();
-            long unknown = calls.values().stream().filter(c -> !"ok".equals(c.outcome)).count();
+            long unknown = calls.values().stream().filter(c -> c.outcome != Outcome.OK).count();
             int total = violations.values().stream().mapToInt(Integer::intValue).sum();
             String scenario = spec.fault();
             String verdict;

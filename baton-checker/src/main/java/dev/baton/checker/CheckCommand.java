@@ -2,6 +2,7 @@ package dev.baton.checker;
 
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.IVersionProvider;
 import picocli.CommandLine.Option;
 
 import java.io.IOException;
@@ -25,7 +26,7 @@ import java.util.concurrent.Callable;
  * FAILed, {@value #INCONCLUSIVE} if none failed but one was INCONCLUSIVE, 0 if all passed (or did not apply,
  * or the strategy refused the pool as it documents).
  */
-@Command(name = "check", mixinStandardHelpOptions = true, version = "baton check 0.1.0-SNAPSHOT",
+@Command(name = "check", mixinStandardHelpOptions = true, versionProvider = CheckCommand.VersionProvider.class,
         usageHelpAutoWidth = true, sortOptions = false,
         header = "Fault-injection checker: proves (or refutes) mutual exclusion and fencing on a real backend.",
         description = {"Starts --workers worker JVMs contending for --locks locks through the backend at --url,"
@@ -42,6 +43,14 @@ public final class CheckCommand implements Callable<Integer> {
     public static final int INCONCLUSIVE = 3;
     /** Bad arguments. */
     public static final int USAGE = 64;
+
+    /** {@code baton check --version} when the checker runs on its own: {@code baton check} and the build's version. */
+    static final class VersionProvider implements IVersionProvider {
+        @Override
+        public String[] getVersion() {
+            return new String[] {"baton check " + BatonVersion.current()};
+        }
+    }
 
     @Option(names = "--url", required = true, paramLabel = "URL",
             description = "Backend URL; repeat for several backends (jdbc:postgresql:, jdbc:mariadb:, jdbc:mysql:, jdbc:sqlite:).")

@@ -84,16 +84,46 @@ public interface CheckStrategy {
     /**
      * When a waiter is owed the lock after a fault hit its holder (check (c)).
      *
-     * @param due     whether a hand-over is owed at all (a lease outlives a killed session: none is)
-     * @param fromEnd whether the bound runs from the fault's end rather than its start (the holder keeps
-     *                the lock, rightly, for as long as the fault lasts)
-     * @param bound   how long after that the strategy promises the lock, before the checker's margin
-     * @param why     one line for the report
+     * @param boundFrom whether a hand-over is owed at all (a lease outlives a killed session: none is), and
+     *                  if so whether its bound runs from the fault's start or from its end (the holder keeps
+     *                  the lock, rightly, for as long as the fault lasts)
+     * @param bound     how long after that the strategy promises the lock, before the checker's margin
+     * @param why       one line for the report
      */
-    record HandOver(boolean due, boolean fromEnd, Duration bound, String why) {
+    record HandOver(BoundFrom boundFrom, Duration bound, String why) {
+        /** Where a hand-over's bound runs from. */
+        enum BoundFrom {
+            /** No hand-over is owed. */
+            NOT_DUE,
+            /** The bound runs from the fault's start. */
+            FAULT_START,
+            /** The bound runs from the fault's end. */
+            FAULT_END
+        }
+
         /** No hand-over is owed. */
         public static HandOver none(String why) {
-            return new HandOver(false, false, Duration.ZERO, why);
+            return new HandOver(BoundFrom.NOT_DUE, Duration.ZERO, why);
+        }
+
+        /** A hand-over within {@code bound} of the fault's start. */
+        public static HandOver fromFaultStart(Duration bound, String why) {
+            return new HandOver(BoundFrom.FAULT_START, bound, why);
+        }
+
+        /** A hand-over within {@code bound} of the fault's end. */
+        public static HandOver fromFaultEnd(Duration bound, String why) {
+            return new HandOver(BoundFrom.FAULT_END, bound, why);
+        }
+
+        /** Whether a hand-over is owed at all. */
+        public boolean due() {
+            return boundFrom != BoundFrom.NOT_DUE;
+        }
+
+        /** Whether the bound runs from the fault's end rather than its start. */
+        public boolean fromEnd() {
+            return boundFrom == BoundFrom.FAULT_END;
         }
     }
 
@@ -114,13 +144,13 @@ public interface CheckStrategy {
             return HandOver.none("a lease outlives its sessions: no hand-over is due");
         }
         if (fault.equals("restart")) {
-            return new HandOver(true, true, bound, "a lease outlives a restart: once the server is back the holder"
+            return HandOver.fromFaultEnd(bound, "a lease outlives a restart: once the server is back the holder"
                     + " releases, or its lease runs out");
         }
         if (fault.equals("partition") && mode.equals("drop-responses")) {
-            return new HandOver(true, true, bound, "renewals still reach the server while replies are dropped");
+            return HandOver.fromFaultEnd(bound, "renewals still reach the server while replies are dropped");
         }
-        return new HandOver(true, false, bound, "the lease runs out, then the waiter's poll");
+        return HandOver.fromFaultStart(bound, "the lease runs out, then the waiter's poll");
     }
 
     /**

@@ -1,5 +1,7 @@
 package dev.baton.checker;
 
+import dev.baton.faultproxy.FaultProxy;
+
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;

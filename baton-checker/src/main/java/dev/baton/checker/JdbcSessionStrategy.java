@@ -102,16 +102,16 @@ public class JdbcSessionStrategy extends JdbcLeaseStrategy {
     public HandOver handOver(String fault, String mode, Duration leaseTime) {
         Duration b = handOverBound(leaseTime);
         return switch (fault) {
-            case "kill" -> new HandOver(true, false, b, "the server ends a dead process's sessions and frees their"
+            case "kill" -> HandOver.fromFaultStart(b, "the server ends a dead process's sessions and frees their"
                     + " locks at once");
-            case "session-kill" -> new HandOver(true, false, b, "the server frees a killed session's locks at once");
-            case "pause" -> new HandOver(true, true, b, "a paused holder's live session keeps its lock; resumed,"
+            case "session-kill" -> HandOver.fromFaultStart(b, "the server frees a killed session's locks at once");
+            case "pause" -> HandOver.fromFaultEnd(b, "a paused holder's live session keeps its lock; resumed,"
                     + " its lease is past its deadline and it releases");
-            case "restart" -> new HandOver(true, true, b, "a restart ends every session and frees every lock; once"
+            case "restart" -> HandOver.fromFaultEnd(b, "a restart ends every session and frees every lock; once"
                     + " the server is back, waiters reconnect and take it");
             case "partition" -> mode.equals("reset")
-                    ? new HandOver(true, false, b, "a reset connection ends its session at once")
-                    : new HandOver(true, true, b, "the session lives while the path is cut (the proxy's host answers"
+                    ? HandOver.fromFaultStart(b, "a reset connection ends its session at once")
+                    : HandOver.fromFaultEnd(b, "the session lives while the path is cut (the proxy's host answers"
                     + " TCP keepalive); healed, the holder releases its lost lease");
             default -> HandOver.none("no fault");
         };

@@ -1,6 +1,7 @@
 package dev.baton.checker;
 
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -108,43 +109,23 @@ final class Report {
     }
 
     static String json(List<Analysis.Result> results, String command) {
-        StringBuilder sb = new StringBuilder("{\"command\":");
-        Json.quote(sb, command);
-        sb.append(",\"scenarios\":[");
-        for (int i = 0; i < results.size(); i++) {
-            Analysis.Result r = results.get(i);
-            if (i > 0) {
-                sb.append(',');
-            }
-            StringBuilder v = new StringBuilder("{");
-            r.violations().forEach((k, n) -> {
-                if (v.length() > 1) {
-                    v.append(',');
-                }
-                Json.quote(v, k);
-                v.append(':').append(n);
-            });
-            v.append('}');
-            StringBuilder details = new StringBuilder("[");
-            for (String d : r.details()) {
-                if (details.length() > 1) {
-                    details.append(',');
-                }
-                Json.quote(details, d);
-            }
-            details.append(']');
-            sb.append(Json.object("backend", r.backendName(), "description", r.backend(), "scenario", r.scenario(),
+        List<Map<String, Object>> scenarios = new ArrayList<>();
+        for (Analysis.Result r : results) {
+            scenarios.add(Json.fields("backend", r.backendName(), "description", r.backend(), "scenario", r.scenario(),
                     "strategy", r.spec().strategy().name(), "pool", r.spec().pool().id(), "leaseMs", r.spec().leaseTime().toMillis(),
                     "durationS", r.spec().duration().toSeconds(), "workers", r.spec().workers(), "locks", r.spec().locks(),
                     "seed", r.spec().seed(), "verdict", r.verdict(), "reason", r.verdictReason(), "operations", r.ops(),
                     "acquisitions", r.attempts(), "grants", r.grants(), "timeouts", r.timeouts(), "unknown", r.unknown(),
                     "accesses", r.accesses(), "staleRejected", r.staleRejected(), "faults", r.faultsInjected(),
-                    "hits", r.hits(), "violations", new Json.RawJson(v.toString()), "maxRecoveryMs", r.maxRecoveryMs(),
+                    "hits", r.hits(), "violations", r.violations(), "maxRecoveryMs", r.maxRecoveryMs(),
                     "recoveryBoundMs", r.recoveryBoundMs(), "handOverP50Ms", r.handOverP50(),
                     "handOverP99Ms", r.handOverP99(), "lostNoticeP50Ms", r.lostNoticeP50(),
                     "lostNoticeP99Ms", r.lostNoticeP99(), "beliefOverlaps", r.overlaps(), "beliefOverlapMs", r.overlapMs(),
-                    "details", new Json.RawJson(details.toString())));
+                    "details", r.details()));
         }
-        return sb.append("]}\n").toString();
+        Map<String, Object> root = new LinkedHashMap<>();
+        root.put("command", command);
+        root.put("scenarios", scenarios);
+        return Json.write(root) + "\n";
     }
 }

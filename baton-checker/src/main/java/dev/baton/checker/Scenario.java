@@ -3,6 +3,7 @@ package dev.baton.checker;
 import dev.baton.Lease;
 import dev.baton.LockInfo;
 import dev.baton.LockTimeoutException;
+import dev.baton.faultproxy.FaultProxy;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -42,8 +43,12 @@ final class Scenario {
     static final int SAMPLE_MS = 25;
 
     /** A fault the nemesis injected. */
-    record Fault(int index, String kind, String mode, int worker, int gen, long pid, String lock, String holder,
-                 long token, long start, long end, int effect) {
+    record Fault(int index, String kind, String mode, int worker, int generation, long pid, String lock,
+                 String holder, long token, long start, long end, int effect) {
+    }
+
+    /** One worker process: generation {@code generation} of worker slot {@code worker}. */
+    record WorkerProcess(int worker, int generation) {
     }
 
     /** One listing of the backend's locks, made between {@code s0} and {@code s1}. */
@@ -365,7 +370,7 @@ final class Scenario {
         int index = -1;
         for (int i = 0; i < proxies.size(); i++) {
             Optional<FaultProxy.Upstream> u = proxies.get(i).upstreamAt(seen.clientPort(), at);
-            if (u.isPresent() && (best == null || u.get().opened() - best.opened() > 0)) {
+            if (u.isPresent() && (best == null || u.get().openedNanos() - best.openedNanos() > 0)) {
                 best = u.get();
                 index = i;
             }
@@ -386,23 +391,24 @@ final class Scenario {
 
     /** Whether a holder id names a worker process by its session (not one attempt by its thread). */
     static boolean isSessionHolder(String holder) {
-        return holder != null && workerOf(holder) != null && holder.startsWith(SESSION_MARK, holder.indexOf('/'));
+        return holder != null && workerOf(holder).isPresent() && holder.startsWith(SESSION_MARK, holder.indexOf('/'));
     }
 
-    /** Holder id {@code w<index>.<gen>/pid/rand#thread} → {index, gen}, or null for another client. */
-    static int[] workerOf(String holder) {
+    /** Holder id {@code w<index>.<gen>/pid/rand#thread} → that worker process, or empty for another client. */
+    static Optional<WorkerProcess> workerOf(String holder) {
         if (holder == null || !holder.startsWith("w")) {
-            return null;
+            return Optional.empty();
         }
         int slash = holder.indexOf('/');
         int dot = holder.indexOf('.');
         if (slash < 0 || dot < 0 || dot > slash) {
-            return null;
+            return Optional.empty();
         }
         try {
-            return new int[] {Integer.parseInt(holder.substring(1, dot)), Integer.parseInt(holder.substring(dot + 1, slash))};
+            return Optional.of(new WorkerProcess(Integer.parseInt(holder.substring(1, dot)),
+                    Integer.parseInt(holder.substring(dot + 1, slash))));
         } catch (NumberFormatException e) {
-            return null;
+            return Optional.empty();
         }
     }
 
@@ -506,10 +512,10 @@ final class Scenario {
             }
             List<LockInfo> candidates = new ArrayList<>();
             for (LockInfo info : last.locks()) {
-                int[] w = workerOf(info.holder());
-                if (info.held() && w != null && !underFault.contains(w[0])) {
-                    Proc p = current.get(w[0]);
-                    if (p != null && p.gen == w[1] && p.ended < 0) {
+                Optional<WorkerProcess> w = workerOf(info.holder());
+                if (info.held() && w.isPresent() && !underFault.contains(w.get().worker())) {
+                    Proc p = current.get(w.get().worker());
+                    if (p != null && p.gen == w.get().generation() && p.ended < 0) {
                         candidates.add(info);
                     }
                 }
@@ -518,9 +524,9 @@ final class Scenario {
                 continue;
             }
             LockInfo target = candidates.get(random.nextInt(candidates.size()));
-            int[] w = workerOf(target.holder());
-            Proc p = current.get(w[0]);
-            underFault.add(w[0]);
+            int worker = workerOf(target.holder()).orElseThrow().worker();
+            Proc p = current.get(worker);
+            underFault.add(worker);
             int index = n++;
             Thread t = new Thread(() -> {
                 try {

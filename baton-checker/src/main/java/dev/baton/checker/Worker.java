@@ -32,6 +32,11 @@ import java.util.Random;
  * events (file), seed, wait (ms).
  */
 public final class Worker {
+    /** The event log's types of the outcomes the analysis reads back ({@link Outcome#ofEventType}). */
+    private static final String OK = Outcome.OK.eventType();
+    private static final String FAIL = Outcome.FAIL.eventType();
+    private static final String INDETERMINATE = Outcome.INDETERMINATE.eventType();
+
     private final EventLog log;
     private final LockClient client;
     private final Map<String, String> args;
@@ -156,9 +161,9 @@ public final class Worker {
                             // logged where it happened
                         }
                     });
-                    log.log("type", "ok", "op", "runOnce", "a", a, "lock", name, "ran", ran);
+                    log.log("type", OK, "op", "runOnce", "a", a, "lock", name, "ran", ran);
                 } catch (RuntimeException e) {
-                    log.log("type", "info", "op", "runOnce", "a", a, "lock", name, "msg", String.valueOf(e));
+                    log.log("type", INDETERMINATE, "op", "runOnce", "a", a, "lock", name, "msg", String.valueOf(e));
                 }
             }, "run-" + a);
             t.start();
@@ -181,14 +186,14 @@ public final class Worker {
         try {
             lease = client.lock(lock).acquire(wait);
         } catch (LockTimeoutException e) {
-            log.log("type", "fail", "op", "acquire", "a", a, "lock", lock, "msg", e.getMessage());
+            log.log("type", FAIL, "op", "acquire", "a", a, "lock", lock, "msg", e.getMessage());
             return;
         } catch (RuntimeException e) {
-            log.log("type", "info", "op", "acquire", "a", a, "lock", lock, "msg", String.valueOf(e));
+            log.log("type", INDETERMINATE, "op", "acquire", "a", a, "lock", lock, "msg", String.valueOf(e));
             return;
         }
         long token = lease.fencingToken();
-        log.log("type", "ok", "op", "acquire", "a", a, "lock", lock, "token", token, "holder", lease.holderId());
+        log.log("type", OK, "op", "acquire", "a", a, "lock", lock, "token", token, "holder", lease.holderId());
         Thread me = Thread.currentThread();
         lease.onLost(e -> {
             log.log("type", "info", "op", "lost", "a", a, "lock", lock, "token", token, "msg", e.getMessage());
@@ -208,9 +213,9 @@ public final class Worker {
             log.log("type", "invoke", "op", "release", "a", a, "lock", lock, "token", token);
             try {
                 lease.close();
-                log.log("type", "ok", "op", "release", "a", a, "lock", lock, "token", token);
+                log.log("type", OK, "op", "release", "a", a, "lock", lock, "token", token);
             } catch (RuntimeException e) {
-                log.log("type", "info", "op", "release", "a", a, "lock", lock, "token", token, "msg", String.valueOf(e));
+                log.log("type", INDETERMINATE, "op", "release", "a", a, "lock", lock, "token", token, "msg", String.valueOf(e));
             }
         }
     }
@@ -227,15 +232,15 @@ public final class Worker {
             resOut.flush();
             reply = resIn.readLine();
         } catch (IOException e) {
-            log.log("type", "info", "op", op, "a", a, "lock", lock, "token", token, "msg", String.valueOf(e));
+            log.log("type", INDETERMINATE, "op", op, "a", a, "lock", lock, "token", token, "msg", String.valueOf(e));
             throw new Abort();
         }
         if (reply != null && reply.startsWith("OK ")) {
             long v = Long.parseLong(reply.substring(3).trim());
-            log.log("type", "ok", "op", op, "a", a, "lock", lock, "token", token, "v", v);
+            log.log("type", OK, "op", op, "a", a, "lock", lock, "token", token, "v", v);
             return v;
         }
-        log.log("type", "fail", "op", op, "a", a, "lock", lock, "token", token, "msg", String.valueOf(reply));
+        log.log("type", FAIL, "op", op, "a", a, "lock", lock, "token", token, "msg", String.valueOf(reply));
         throw new Abort();
     }
 

@@ -7,17 +7,17 @@ import static org.assertj.core.api.Assertions.assertThat;
 class HolderIdsTest {
     @Test
     void holderIdNamesWorkerGenerationAndAttemptThread() {
-        assertThat(Scenario.workerOf("w3.12/4711/abc#29")).containsExactly(3, 12);
+        assertThat(Scenario.workerOf("w3.12/4711/abc#29")).contains(new Scenario.WorkerProcess(3, 12));
         assertThat(Analysis.keyOf("w3.12/4711/abc#29")).isEqualTo("w3.12#29");
-        assertThat(Scenario.workerOf("checker/4711/abc#1")).isNull();
-        assertThat(Scenario.workerOf(null)).isNull();
+        assertThat(Scenario.workerOf("checker/4711/abc#1")).isEmpty();
+        assertThat(Scenario.workerOf(null)).isEmpty();
     }
 
     @Test
     void sessionHolderNamesWorkerGenerationOnly() {
         String pg = Scenario.sessionHolder(3, 12, "baton w3.12/4711/abc (pid 812)");
         assertThat(pg).isEqualTo("w3.12/session baton w3.12/4711/abc (pid 812)");
-        assertThat(Scenario.workerOf(pg)).containsExactly(3, 12);
+        assertThat(Scenario.workerOf(pg)).contains(new Scenario.WorkerProcess(3, 12));
         assertThat(Scenario.isSessionHolder(pg)).isTrue();
         assertThat(Scenario.isSessionHolder(Scenario.sessionHolder(0, 1, "connection 57"))).isTrue();
         assertThat(Scenario.isSessionHolder("w3.12/4711/abc#29")).isFalse();

@@ -1,5 +1,7 @@
 package dev.baton.cli;
 
+import dev.baton.checker.Durations;
+
 import java.net.ConnectException;
 import java.net.NoRouteToHostException;
 import java.net.SocketTimeoutException;

@@ -1,5 +1,7 @@
 package dev.baton.cli;
 
+import dev.baton.checker.Durations;
+
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;

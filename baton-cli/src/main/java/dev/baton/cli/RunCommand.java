@@ -8,6 +8,7 @@ import dev.baton.LockInterruptedException;
 import dev.baton.LockLostException;
 import dev.baton.LockNames;
 import dev.baton.LockTimeoutException;
+import dev.baton.checker.Durations;
 import dev.baton.jdbc.Strategy;
 import dev.baton.jdbc.StrategyConflictException;
 import picocli.CommandLine.Command;

@@ -3,7 +3,7 @@ package dev.baton.cli;
 import dev.baton.Lease;
 import dev.baton.jdbc.JdbcLockClient;
 import dev.baton.jdbc.JdbcLocks;
-import dev.baton.testkit.TcpProxy;
+import dev.baton.faultproxy.FaultProxy;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -777,12 +777,12 @@ class BatonRunIT {
         requireServer("PostgreSQL", 5432);
         String lock = uniqueLock("dead-network");
         Path ready = dir.resolve("ready-" + UUID.randomUUID());
-        try (TcpProxy proxy = new TcpProxy("127.0.0.1", 5432)) {
+        try (FaultProxy proxy = new FaultProxy("127.0.0.1", 5432)) {
             String url = "jdbc:postgresql://127.0.0.1:" + proxy.port() + "/test?user=postgres";
             Baton b = start("run", "--lease", "2s", "--grace", "500ms", "--lock", lock, "--url", url, "--", "sh",
                     "-c", "touch '" + ready + "'; exec sleep 60");
             awaitFile(ready, b);
-            proxy.blackhole(true);
+            proxy.fault(FaultProxy.Mode.BLACKHOLE);
             long t0 = System.nanoTime();
             assertThat(b.awaitExit(EXIT_TIMEOUT)).as("stderr: %s", b.err()).isEqualTo(ExitCodes.LEASE_LOST);
             Duration took = Duration.ofNanos(System.nanoTime() - t0);

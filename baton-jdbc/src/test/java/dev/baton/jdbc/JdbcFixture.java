@@ -5,7 +5,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.baton.LockClient;
 import dev.baton.testkit.ClientConfig;
 import dev.baton.testkit.LockFixture;
-import dev.baton.testkit.TcpProxy;
+import dev.baton.faultproxy.FaultProxy;
 
 import javax.sql.DataSource;
 import java.io.PrintWriter;
@@ -24,12 +24,12 @@ import java.util.logging.Logger;
 /**
  * Binds the contract suite to a real database. Each client gets its own HikariCP pool over a data source
  * that records the server session of every physical connection (so a test can kill them), and, for
- * network databases, its own {@link TcpProxy} (so a test can cut its network path).
+ * network databases, its own {@link FaultProxy} (so a test can cut its network path).
  */
 abstract class JdbcFixture implements LockFixture {
     private final Map<LockClient, Resources> clients = new ConcurrentHashMap<>();
 
-    private record Resources(HikariDataSource pool, TrackingDataSource tracking, TcpProxy proxy) {
+    private record Resources(HikariDataSource pool, TrackingDataSource tracking, FaultProxy proxy) {
     }
 
     /** The lease table the contract suite uses. */
@@ -80,7 +80,7 @@ abstract class JdbcFixture implements LockFixture {
     @Override
     public LockClient newClient(ClientConfig config) {
         String[] hp = hostAndPort();
-        TcpProxy proxy = hp == null ? null : new TcpProxy(hp[0], Integer.parseInt(hp[1]));
+        FaultProxy proxy = hp == null ? null : new FaultProxy(hp[0], Integer.parseInt(hp[1]));
         TrackingDataSource tracking = new TrackingDataSource(rawDataSource(proxy == null ? -1 : proxy.port()),
                 sessionIdQuery());
         HikariConfig hc = new HikariConfig();
@@ -149,9 +149,9 @@ abstract class JdbcFixture implements LockFixture {
 
     @Override
     public AutoCloseable cutOff(LockClient client) {
-        TcpProxy proxy = resources(client).proxy;
-        proxy.blackhole(true);
-        return () -> proxy.blackhole(false);
+        FaultProxy proxy = resources(client).proxy;
+        proxy.fault(FaultProxy.Mode.BLACKHOLE);
+        return () -> proxy.heal();
     }
 
     @Override

@@ -8,7 +8,7 @@ import javax.sql.DataSource;
 /**
  * PostgreSQL through the real PgBouncer in transaction mode ({@code scripts/start-servers.sh}: 127.0.0.1:6432,
  * database {@code test}), with a URL as users write it (no {@code prepareThreshold=0}). Each client's pool
- * reaches PgBouncer through its own {@link dev.baton.testkit.TcpProxy}.
+ * reaches PgBouncer through its own {@link dev.baton.faultproxy.FaultProxy}.
  *
  * <p>PgBouncer's server sessions are shared by every client of the pooler, so "killing the client's server
  * sessions" would hit other applications' transactions too: here it closes the client's own connections to

@@ -6,8 +6,8 @@ import dev.baton.Lease;
 import dev.baton.LockException;
 import dev.baton.LockInfo;
 import dev.baton.LockLostException;
+import dev.baton.faultproxy.FaultProxy;
 import dev.baton.jdbc.session.SessionKeys;
-import dev.baton.testkit.TcpProxy;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -289,7 +289,7 @@ abstract class SessionHardeningTests {
         }
     }
 
-    /** A driver URL to the server through a local port (a {@link TcpProxy}). */
+    /** A driver URL to the server through a local port (a {@link FaultProxy}). */
     abstract String urlVia(int port);
 
     abstract int serverPort();
@@ -298,11 +298,11 @@ abstract class SessionHardeningTests {
     void theFirstAcquireAfterTheNetworkSilentlyDroppedTheIdleSessionDoesNotHang() throws Exception {
         String table = table("nat");
         client(pool(4, true, null), table, Strategy.SESSION, Duration.ofSeconds(3)).close(); // the tables
-        TcpProxy dropped = new TcpProxy("127.0.0.1", serverPort());
-        TcpProxy fresh = new TcpProxy("127.0.0.1", serverPort());
+        FaultProxy dropped = new FaultProxy("127.0.0.1", serverPort());
+        FaultProxy fresh = new FaultProxy("127.0.0.1", serverPort());
         toClose.add(dropped);
         toClose.add(fresh);
-        AtomicReference<TcpProxy> route = new AtomicReference<>(dropped);
+        AtomicReference<FaultProxy> route = new AtomicReference<>(dropped);
         DataSource routed = new RoutedDataSource(() -> urlVia(route.get().port()));
         JdbcLocks.Builder b = JdbcLocks.builder(routed).tableName(table).strategy(Strategy.SESSION)
                 .leaseTime(Duration.ofSeconds(3)).sessionKeepalive(Duration.ofSeconds(1), Duration.ofSeconds(1), 1);
@@ -315,7 +315,7 @@ abstract class SessionHardeningTests {
         a.lock(name).tryAcquire().orElseThrow().close();
         // a NAT forgets the idle session's flow: its packets vanish, no reset; new connections get through
         route.set(fresh);
-        dropped.blackhole(true);
+        dropped.fault(FaultProxy.Mode.BLACKHOLE);
         Thread.sleep(1500); // the precondition: the session idle longer than the keepalive idle time (1 s)
         CompletableFuture<Optional<Lease>> again = CompletableFuture.supplyAsync(() -> a.lock(name).tryAcquire());
         // a statement on the dropped session would hang until the 15 s network timeout

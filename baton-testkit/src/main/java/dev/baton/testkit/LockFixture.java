@@ -7,7 +7,7 @@ import dev.baton.LockClient;
  * constructor, because {@link HolderProcess} rebuilds the fixture in a child JVM (when {@link #crossProcess()}).
  *
  * <p>Every client made by {@link #newClient} has connections of its own (its own pool, and for network
- * servers its own {@link TcpProxy}), so the hooks below can hurt one client without touching the others.
+ * servers its own {@link dev.baton.faultproxy.FaultProxy}), so the hooks below can hurt one client without touching the others.
  */
 public interface LockFixture extends AutoCloseable {
 

@@ -1,4 +1,4 @@
-package dev.baton.cli;
+package dev.baton.checker;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -73,6 +73,14 @@ class DurationsTest {
         assertThatThrownBy(() -> Durations.parse("5x"))
                 .hasMessage("'5x' is not a duration: write a whole number and a unit (ms, s, m or h) or a number"
                         + " of seconds, like 500ms, 10s, 2m, 1h, or a number of seconds such as 10 or 0.5");
+    }
+
+    @Test
+    void theCheckersOptionsNameTheOptionInTheMessage() {
+        assertThat(Durations.parse("--lease", "500ms")).isEqualTo(Duration.ofMillis(500));
+        assertThat(Durations.parse("--duration", "6")).isEqualTo(Duration.ofSeconds(6));
+        assertThatThrownBy(() -> Durations.parse("--duration", "6x"))
+                .hasMessageStartingWith("--duration: '6x' is not a duration: ");
     }
 
     @Test
