@@ -334,7 +334,8 @@ final class RedisLockBackend implements NotifiesReleases, ConfirmsGrants, ReadWr
                     }
                     long pttl = commands.pttl(key);
                     String[] parts = v.split("\\|", 3);
-                    if (parts.length < 3) {
+                    if (parts.length < 3 || !parts[0].matches("\\d{1,18}") || !parts[1].matches("\\d{1,18}")) {
+                        log.debug("skipping key {}: not a Baton grant ({})", key, v);
                         continue;
                     }
                     out.add(new LockInfo(name, parts[2], Long.parseLong(parts[0]),

@@ -33,6 +33,10 @@ final class Scripts {
 
     /** Shared helpers: the server's now in ms, the next token, purging expired places and readers. */
     private static final String COMMON = """
+            -- a number as digits: Lua's own conversion keeps 14 significant digits (1.7954744187483e+15)
+            local function num(n)
+              return string.format('%.0f', n)
+            end
             local function now_ms()
               local t = redis.call('TIME')
               return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -46,15 +50,15 @@ final class Scripts {
             -- than a million grants per second
             local function next_token(counter)
               if redis.call('EXISTS', counter) == 0 then
-                redis.call('SET', counter, string.format('%.0f', now_us()))
+                redis.call('SET', counter, num(now_us()))
               end
               return redis.call('INCR', counter)
             end
             local function purge_zset(key, now)
-              redis.call('ZREMRANGEBYSCORE', key, '-inf', now)
+              redis.call('ZREMRANGEBYSCORE', key, '-inf', num(now))
             end
             local function purge_line(line, expiry, now)
-              local dead = redis.call('ZRANGEBYSCORE', expiry, '-inf', now)
+              local dead = redis.call('ZRANGEBYSCORE', expiry, '-inf', num(now))
               for i = 1, #dead do
                 redis.call('ZREM', line, dead[i])
                 redis.call('ZREM', expiry, dead[i])
@@ -83,7 +87,7 @@ final class Scripts {
               local head = redis.call('ZRANGE', KEYS[3], 0, 0)[1]
               if head == nil or head == ARGV[1] then
                 local token = next_token(KEYS[2])
-                redis.call('SET', KEYS[1], token .. '|' .. now .. '|' .. ARGV[1], 'NX', 'PX', lease)
+                redis.call('SET', KEYS[1], num(token) .. '|' .. num(now) .. '|' .. ARGV[1], 'NX', 'PX', lease)
                 if head ~= nil then
                   redis.call('ZREM', KEYS[3], ARGV[1])
                   redis.call('ZREM', KEYS[4], ARGV[1])
@@ -93,9 +97,9 @@ final class Scripts {
             end
             if ARGV[3] == '1' then
               if not redis.call('ZSCORE', KEYS[3], ARGV[1]) then
-                redis.call('ZADD', KEYS[3], string.format('%.0f', now_us()), ARGV[1])
+                redis.call('ZADD', KEYS[3], num(now_us()), ARGV[1])
               end
-              redis.call('ZADD', KEYS[4], now + lease, ARGV[1])
+              redis.call('ZADD', KEYS[4], num(now + lease), ARGV[1])
               keep_at_least(KEYS[3], lease)
               keep_at_least(KEYS[4], lease)
             end
@@ -128,7 +132,7 @@ final class Scripts {
               return {0, '', -1, tonumber(claim[2]) - now}
             end
             local token = next_token(KEYS[3])
-            redis.call('ZADD', KEYS[2], now + lease, token .. '|' .. ARGV[1])
+            redis.call('ZADD', KEYS[2], num(now + lease), num(token) .. '|' .. ARGV[1])
             keep_at_least(KEYS[2], lease)
             return {1, token}
             """);
@@ -147,12 +151,12 @@ final class Scripts {
             local first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
             if not w and not first[1] then
               local token = next_token(KEYS[3])
-              redis.call('SET', KEYS[1], token .. '|' .. now .. '|' .. ARGV[1], 'NX', 'PX', lease)
+              redis.call('SET', KEYS[1], num(token) .. '|' .. num(now) .. '|' .. ARGV[1], 'NX', 'PX', lease)
               redis.call('ZREM', KEYS[4], ARGV[1])
               return {1, token}
             end
             if ARGV[3] == '1' then
-              redis.call('ZADD', KEYS[4], now + lease, ARGV[1])
+              redis.call('ZADD', KEYS[4], num(now + lease), ARGV[1])
               keep_at_least(KEYS[4], lease)
             end
             if w then
@@ -214,7 +218,7 @@ final class Scripts {
               else
                 local score = redis.call('ZSCORE', KEYS[i], want)
                 if score and tonumber(score) > now then
-                  redis.call('ZADD', KEYS[i], 'XX', now + lease, want)
+                  redis.call('ZADD', KEYS[i], 'XX', num(now + lease), want)
                   keep_at_least(KEYS[i], lease)
                   renewed[#renewed + 1] = i
                 end
