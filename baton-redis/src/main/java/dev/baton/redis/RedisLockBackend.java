@@ -61,6 +61,8 @@ final class RedisLockBackend implements NotifiesReleases, ConfirmsGrants, ReadWr
     /** Places in line this client keeps on the server, withdrawn at close. */
     private final Set<Place> places = ConcurrentHashMap.newKeySet();
     private final AtomicBoolean subscribedOnce = new AtomicBoolean();
+    private final int replicas;
+    private final Duration replicaTimeout;
     private volatile ReleaseListener listener;
     private volatile boolean closed;
 
@@ -68,8 +70,10 @@ final class RedisLockBackend implements NotifiesReleases, ConfirmsGrants, ReadWr
     }
 
     RedisLockBackend(RedisClient client, boolean ownsClient, String prefix, Duration commandTimeout,
-                     String endpoint) {
+                     String endpoint, int replicas, Duration replicaTimeout) {
         this.client = client;
+        this.replicas = replicas;
+        this.replicaTimeout = replicaTimeout;
         this.ownsClient = ownsClient;
         this.prefix = prefix;
         this.description = "redis (" + endpoint + ", prefix " + prefix + ")";
@@ -190,7 +194,11 @@ final class RedisLockBackend implements NotifiesReleases, ConfirmsGrants, ReadWr
         Place place = new Place(request.name(), request.mode(), request.owner());
         if (((Long) r.get(0)) == 1L) {
             places.remove(place);
-            return new AcquireResult.Granted((Long) r.get(1));
+            long token = (Long) r.get(1);
+            if (replicas > 0) {
+                awaitReplicas(request, token);
+            }
+            return new AcquireResult.Granted(token);
         }
         if (waits && request.mode() != LockMode.READ) {
             places.add(place);
@@ -200,6 +208,37 @@ final class RedisLockBackend implements NotifiesReleases, ConfirmsGrants, ReadWr
         long left = (Long) r.get(3);
         return new AcquireResult.Busy(holder == null || holder.isEmpty() ? null : holder, token,
                 left >= 0 ? Duration.ofMillis(left) : null);
+    }
+
+    /**
+     * {@code WAIT} for the required replicas after a grant (it cannot run inside the script: since Redis 7 a
+     * script does not block). Fewer acknowledgements: the grant is given back and the acquire fails.
+     */
+    private void awaitReplicas(AcquireRequest request, long token) {
+        long acked;
+        try {
+            acked = commands.waitForReplication(replicas, Math.max(1, replicaTimeout.toMillis()));
+        } catch (RedisException e) {
+            giveBack(request, token);
+            throw new LockBackendException(description, "acquire of '" + request.name() + "': waiting for "
+                    + replicas + " replica(s) to acknowledge the grant failed (" + e.getMessage()
+                    + "); the grant was given back", e);
+        }
+        if (acked < replicas) {
+            giveBack(request, token);
+            throw new LockBackendException(description, "acquire of '" + request.name() + "': only " + acked
+                    + " of the " + replicas + " required replica(s) acknowledged the grant within "
+                    + replicaTimeout.toMillis() + " ms; the grant was given back", null);
+        }
+    }
+
+    private void giveBack(AcquireRequest request, long token) {
+        try {
+            release(new LeaseKey(request.name(), request.owner(), token, request.mode()));
+        } catch (RuntimeException e) {
+            log.warn("could not give back the grant of '{}' (token {}); it ends within its lease", request.name(),
+                    token, e);
+        }
     }
 
     /** The owner-checked delete after an acquire whose outcome is unknown; sent without waiting for it. */

@@ -87,6 +87,8 @@ public final class RedisLocks {
         private final RedisURI uri;
         private String keyPrefix = DEFAULT_KEY_PREFIX;
         private Duration commandTimeout = DEFAULT_COMMAND_TIMEOUT;
+        private int replicas;
+        private Duration replicaTimeout = Duration.ofMillis(100);
 
         private Builder(RedisClient client, RedisURI uri) {
             this.client = client;
@@ -115,6 +117,28 @@ public final class RedisLocks {
         }
 
         /**
+         * Requires {@code replicas} replicas to acknowledge each grant ({@code WAIT replicas timeout} after the
+         * acquire script) within {@code timeout}, else the grant is given back and the acquire fails with a
+         * {@link dev.baton.LockBackendException} naming how many did (default 0: no {@code WAIT}). This narrows,
+         * but does not close, the window in which a failover to an asynchronous replica loses a grant: Redis
+         * replication stays asynchronous, a replica that acknowledged can still lose the write, and renewals are
+         * not waited for. The fencing token remains the protection. {@code WAIT} blocks Baton's command connection
+         * for up to {@code timeout}, delaying the client's other lock commands meanwhile.
+         *
+         * @param replicas 0 to 16
+         * @param timeout  1 ms to 10 s, shorter than {@link #commandTimeout}
+         */
+        public Builder requireReplicas(int replicas, Duration timeout) {
+            if (replicas < 0 || replicas > 16) {
+                throw new IllegalArgumentException("replicas must be between 0 and 16, was " + replicas);
+            }
+            this.replicas = replicas;
+            this.replicaTimeout = within("replica timeout", timeout, Duration.ofMillis(1), Duration.ofSeconds(10),
+                    "the WAIT blocks the client's command connection that long");
+            return this;
+        }
+
+        /**
          * Connects (two connections), subscribes to the release channels and starts the client.
          *
          * @throws dev.baton.LockBackendException if Redis cannot be reached
@@ -122,6 +146,10 @@ public final class RedisLocks {
         @Override
         public LockClient build() {
             ClientSettings settings = settings();
+            if (replicas > 0 && replicaTimeout.compareTo(commandTimeout) >= 0) {
+                throw new IllegalArgumentException("the replica timeout (" + replicaTimeout.toMillis()
+                        + " ms) must be shorter than commandTimeout (" + commandTimeout.toMillis() + " ms)");
+            }
             RedisClient c = client;
             String endpoint;
             if (c == null) {
@@ -135,7 +163,8 @@ public final class RedisLocks {
             } else {
                 endpoint = "your RedisClient";
             }
-            RedisLockBackend backend = new RedisLockBackend(c, client == null, keyPrefix, commandTimeout, endpoint);
+            RedisLockBackend backend = new RedisLockBackend(c, client == null, keyPrefix, commandTimeout, endpoint, replicas,
+                    replicaTimeout);
             try {
                 return LockClients.create(backend, settings);
             } catch (RuntimeException e) {

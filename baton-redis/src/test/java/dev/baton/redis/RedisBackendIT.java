@@ -78,6 +78,27 @@ class RedisBackendIT {
     }
 
     @Test
+    void aGrantTooFewReplicasAcknowledgedIsGivenBackAndTheAcquireFails() {
+        String name = unique("replicas");
+        // the tests' Redis has no replica: WAIT 1 answers 0 after its timeout
+        try (LockClient a = RedisLocks.builder(RedisURI.create(TestServers.REDIS_HOST, TestServers.REDIS_PORT))
+                .keyPrefix(RedisFixture.PREFIX).requireReplicas(1, Duration.ofMillis(50)).build();
+             LockClient b = fixture.newClient(ClientConfig.defaults())) {
+            assertThatThrownBy(() -> a.lock(name).acquire(Duration.ofSeconds(1)))
+                    .isInstanceOf(LockBackendException.class)
+                    .hasMessageContaining("only 0 of the 1 required replica(s) acknowledged")
+                    .hasMessageContaining("given back");
+            assertThat(b.lock(name).tryAcquire()).as("the grant was given back").isPresent().get()
+                    .satisfies(Lease::close);
+        }
+        RedisLocks.Builder b = RedisLocks.builder(RedisURI.create("redis://127.0.0.1:6379"));
+        assertThatThrownBy(() -> b.requireReplicas(-1, Duration.ofMillis(50))).hasMessageContaining("replicas");
+        assertThatThrownBy(() -> b.requireReplicas(1, Duration.ofSeconds(11))).hasMessageContaining("replica timeout");
+        assertThatThrownBy(() -> b.requireReplicas(1, Duration.ofSeconds(6)).build())
+                .hasMessageContaining("shorter than commandTimeout");
+    }
+
+    @Test
     void anUnreachableRedisFailsTheBuildNamingIt() {
         assertThatThrownBy(() -> RedisLocks.builder(RedisURI.create("redis://127.0.0.1:1")).build())
                 .isInstanceOf(LockBackendException.class).hasMessageContaining("127.0.0.1:1")
