@@ -303,8 +303,9 @@ final class RedisLockBackend implements NotifiesReleases, ConfirmsGrants, ReadWr
             Long n = lease.mode() == LockMode.READ
                     ? run(Scripts.RELEASE_READ, ScriptOutputType.INTEGER, what, new String[] {k.readers()},
                             member(lease), k.channel(), lease.name())
-                    : run(Scripts.RELEASE, ScriptOutputType.INTEGER, what, new String[] {keyOf(k, lease.mode())},
-                            lease.owner(), Long.toString(lease.token()), k.channel(), lease.name());
+                    : run(Scripts.RELEASE, ScriptOutputType.INTEGER, what, new String[] {keyOf(k, lease.mode()), k.line()},
+                            lease.owner(), Long.toString(lease.token()), k.channel(), lease.name(),
+                            lease.mode() == LockMode.WRITE ? "1" : "0");
             return n != null && n == 1L;
         } catch (RedisException e) {
             throw failed(what, e);

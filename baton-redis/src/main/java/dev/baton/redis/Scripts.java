@@ -169,7 +169,10 @@ final class Scripts {
 
     /**
      * Release of an exclusive or write grant: compare-and-delete on owner and token, then {@code PUBLISH} of the
-     * lock's name on its channel. KEYS: lock. ARGV: owner, token, channel, name. Returns 1 if released.
+     * lock's name on its channel. KEYS: lock, line. ARGV: owner, token, channel, name, always (1 or 0). Returns 1 if
+     * released. An exclusive release publishes only when the line is not empty: every waiter of an exclusive lock
+     * took its place in the same script that found the lock busy, so an empty line means nobody to wake (an
+     * uncontended lock costs no message). A write release always publishes: held-back readers leave no trace.
      */
     static final Script RELEASE = Script.of("release", """
             local v = redis.call('GET', KEYS[1])
@@ -177,7 +180,9 @@ final class Scripts {
               local tok, at, owner = parse(v)
               if tok == ARGV[2] and owner == ARGV[1] then
                 redis.call('DEL', KEYS[1])
-                redis.call('PUBLISH', ARGV[3], ARGV[4])
+                if ARGV[5] == '1' or redis.call('EXISTS', KEYS[2]) == 1 then
+                  redis.call('PUBLISH', ARGV[3], ARGV[4])
+                end
                 return 1
               end
             end
