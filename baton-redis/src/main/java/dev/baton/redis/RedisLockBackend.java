@@ -46,7 +46,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * expires one lease after its waiter's last attempt (each attempt renews it), so a dead waiter holds up the line
  * for at most one lease; a waiter that gives up withdraws it at once. A try-once acquire never takes a place, and
  * gets a free lock only when nobody waits. Waiting writers of a read-write lock keep claims that hold back new
- * readers the same way.
+ * readers the same way. A release's message names the head of the line, so only the head's client wakes its
+ * waiters: the others would only find the lock promised to the head (they retry at their backoff, bounded by
+ * {@code maxPollInterval}, in case the head died).
  */
 final class RedisLockBackend implements NotifiesReleases, ConfirmsGrants, ReadWriteModes, WaitingQueue {
     private static final Logger log = LoggerFactory.getLogger(RedisLockBackend.class);
@@ -117,8 +119,19 @@ final class RedisLockBackend implements NotifiesReleases, ConfirmsGrants, ReadWr
                 @Override
                 public void message(String pattern, String channel, String message) {
                     ReleaseListener l = listener;
-                    if (l != null) {
+                    if (l == null) {
+                        return;
+                    }
+                    int nul = message.indexOf('\0');
+                    if (nul < 0) {
                         l.released(message);
+                        return;
+                    }
+                    // "<name>\0<head of the line>": only the head may take the lock, so only its client wakes
+                    // (its other waiters there retry too; waiters elsewhere keep their park)
+                    String name = message.substring(0, nul);
+                    if (places.contains(new Place(name, LockMode.EXCLUSIVE, message.substring(nul + 1)))) {
+                        l.released(name);
                     }
                 }
 
@@ -303,7 +316,8 @@ final class RedisLockBackend implements NotifiesReleases, ConfirmsGrants, ReadWr
             Long n = lease.mode() == LockMode.READ
                     ? run(Scripts.RELEASE_READ, ScriptOutputType.INTEGER, what, new String[] {k.readers()},
                             member(lease), k.channel(), lease.name())
-                    : run(Scripts.RELEASE, ScriptOutputType.INTEGER, what, new String[] {keyOf(k, lease.mode()), k.line()},
+                    : run(Scripts.RELEASE, ScriptOutputType.INTEGER, what,
+                            new String[] {keyOf(k, lease.mode()), k.line(), k.lineExpiry()},
                             lease.owner(), Long.toString(lease.token()), k.channel(), lease.name(),
                             lease.mode() == LockMode.WRITE ? "1" : "0");
             return n != null && n == 1L;

@@ -169,10 +169,12 @@ final class Scripts {
 
     /**
      * Release of an exclusive or write grant: compare-and-delete on owner and token, then {@code PUBLISH} of the
-     * lock's name on its channel. KEYS: lock, line. ARGV: owner, token, channel, name, always (1 or 0). Returns 1 if
-     * released. An exclusive release publishes only when the line is not empty: every waiter of an exclusive lock
-     * took its place in the same script that found the lock busy, so an empty line means nobody to wake (an
-     * uncontended lock costs no message). A write release always publishes: held-back readers leave no trace.
+     * lock's name on its channel. KEYS: lock, line, line expiry. ARGV: owner, token, channel, name, write (1 or 0).
+     * Returns 1 if released. An exclusive release publishes only when the line is not empty: every waiter of an
+     * exclusive lock took its place in the same script that found the lock busy, so an empty line means nobody to
+     * wake (an uncontended lock costs no message); and the message names the head of the line after a NUL (which
+     * no lock name contains), so only the head's client wakes its waiters. A write release always publishes the
+     * bare name: held-back readers leave no trace.
      */
     static final Script RELEASE = Script.of("release", """
             local v = redis.call('GET', KEYS[1])
@@ -180,8 +182,12 @@ final class Scripts {
               local tok, at, owner = parse(v)
               if tok == ARGV[2] and owner == ARGV[1] then
                 redis.call('DEL', KEYS[1])
-                if ARGV[5] == '1' or redis.call('EXISTS', KEYS[2]) == 1 then
+                if ARGV[5] == '1' then
                   redis.call('PUBLISH', ARGV[3], ARGV[4])
+                else
+                  purge_line(KEYS[2], KEYS[3], now_ms())
+                  local head = redis.call('ZRANGE', KEYS[2], 0, 0)[1]
+                  if head then redis.call('PUBLISH', ARGV[3], ARGV[4] .. '\\0' .. head) end
                 end
                 return 1
               end
@@ -248,14 +254,18 @@ final class Scripts {
 
     /**
      * Withdraws a waiter's place. KEYS: line, line expiry (for a writer: its claims twice). ARGV: owner, channel,
-     * name. When the place was the head of a line, the next waiter may now go: publish.
+     * name. When the place was the head of a line, the next waiter may now go: publish, naming it (a writer's
+     * withdrawal publishes the bare name: the readers it held back may go).
      */
     static final Script WITHDRAW = Script.of("withdraw", """
             local head = redis.call('ZRANGE', KEYS[1], 0, 0)[1]
             local removed = redis.call('ZREM', KEYS[1], ARGV[1])
             redis.call('ZREM', KEYS[2], ARGV[1])
-            if removed == 1 and (head == ARGV[1] or KEYS[1] == KEYS[2]) then
+            if removed == 1 and KEYS[1] == KEYS[2] then
               redis.call('PUBLISH', ARGV[2], ARGV[3])
+            elseif removed == 1 and head == ARGV[1] then
+              local next = redis.call('ZRANGE', KEYS[1], 0, 0)[1]
+              if next then redis.call('PUBLISH', ARGV[2], ARGV[3] .. '\\0' .. next) end
             end
             return removed
             """);

@@ -127,9 +127,11 @@ class RedisBackendIT {
     void aFreeLockGoesToTheLongestWaiterNotBackToTheReleasingThread() throws Exception {
         String name = unique("fair");
         RedisKeys.Lock keys = RedisKeys.Lock.of(RedisFixture.PREFIX, name);
+        // long poll caps: each hand-over is the release's message reaching the head of the line's client
+        ClientConfig patient = new ClientConfig(Duration.ofSeconds(5), Duration.ofSeconds(30));
         try (LockClient h = fixture.newClient(ClientConfig.defaults());
-             LockClient x = fixture.newClient(ClientConfig.defaults());
-             LockClient y = fixture.newClient(ClientConfig.defaults())) {
+             LockClient x = fixture.newClient(patient);
+             LockClient y = fixture.newClient(patient)) {
             Lease held = h.lock(name).acquire(Duration.ofSeconds(5));
             List<String> order = new CopyOnWriteArrayList<>();
             CountDownLatch done = new CountDownLatch(2);
