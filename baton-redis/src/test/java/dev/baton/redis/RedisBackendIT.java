@@ -196,6 +196,68 @@ class RedisBackendIT {
         }
     }
 
+    /**
+     * Lettuce replays, after a reconnect, the commands that were in flight when a connection dropped. A late acquire
+     * would then create a grant nobody knows it holds; Baton's own client never replays a lock script. The script
+     * is held on the server by {@code CLIENT PAUSE WRITE} while its connection is killed.
+     */
+    @Test
+    void anAcquireInFlightWhenItsConnectionDropsIsNeverReplayed() throws Exception {
+        String name = unique("replay");
+        RedisKeys.Lock keys = RedisKeys.Lock.of(RedisFixture.PREFIX, name);
+        try (LockClient a = direct(Duration.ofSeconds(5), Duration.ofMillis(100))) {
+            String connection = RedisLockBackend.connectionName(a.clientId());
+            redisCli("client", "pause", "3000", "WRITE");
+            AtomicReference<Throwable> thrown = new AtomicReference<>();
+            Thread t = new Thread(() -> {
+                try {
+                    a.lock(name).tryAcquire().ifPresent(Lease::close);
+                } catch (Throwable e) {
+                    thrown.set(e);
+                }
+            });
+            try {
+                t.start();
+                String id = await().atMost(Duration.ofSeconds(2)).until(() -> pausedScript(connection), v -> v != null);
+                fixture.admin().clientKill(io.lettuce.core.KillArgs.Builder.id(Long.parseLong(id)));
+            } finally {
+                redisCli("client", "unpause");
+            }
+            t.join(10_000);
+            assertThat(thrown.get()).as("the acquire failed with its connection").isInstanceOf(LockBackendException.class);
+            // once reconnected, a round trip on the same connection comes after anything it would have replayed
+            String other = unique("after-replay");
+            await().atMost(Duration.ofSeconds(10)).ignoreExceptions()
+                    .until(() -> a.lock(other).tryAcquire().map(l -> { l.close(); return true; }).orElse(false));
+            assertThat(fixture.admin().exists(keys.counter())).as("the acquire script never ran").isZero();
+            assertThat(fixture.admin().exists(keys.exclusive())).isZero();
+        }
+    }
+
+    /** The id of the named connection while a script of it is held by CLIENT PAUSE, else null. */
+    private String pausedScript(String connectionName) {
+        for (String line : fixture.admin().clientList().split("\n")) {
+            if (line.contains(" name=" + connectionName + " ") && line.contains(" flags=b ")
+                    && line.contains(" cmd=evalsha ")) {
+                for (String f : line.split(" ")) {
+                    if (f.startsWith("id=")) {
+                        return f.substring(3);
+                    }
+                }
+            }
+        }
+        return null;
+    }
+
+    private static void redisCli(String... args) throws Exception {
+        List<String> cmd = new ArrayList<>(List.of("redis-cli", "-p", Integer.toString(TestServers.REDIS_PORT)));
+        cmd.addAll(List.of(args));
+        Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes()).trim();
+        assertThat(p.waitFor(10, TimeUnit.SECONDS)).isTrue();
+        assertThat(out).as(String.join(" ", cmd)).isEqualTo("OK");
+    }
+
     @Test
     void renewalIsOneScriptCallForEveryHeldLease() throws Exception {
         AtomicInteger scripts = new AtomicInteger();
