@@ -13,6 +13,8 @@ import dev.baton.spi.ReleaseListener;
 import dev.baton.spi.WaitingQueue;
 import io.lettuce.core.KeyScanCursor;
 import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisCommandTimeoutException;
+import io.lettuce.core.RedisFuture;
 import io.lettuce.core.RedisException;
 import io.lettuce.core.RedisNoScriptException;
 import io.lettuce.core.ScanArgs;
@@ -34,6 +36,9 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
@@ -64,6 +69,7 @@ final class RedisLockBackend implements NotifiesReleases, ConfirmsGrants, ReadWr
     private final Set<Place> places = ConcurrentHashMap.newKeySet();
     private final AtomicBoolean subscribedOnce = new AtomicBoolean();
     private final int replicas;
+    private final Duration commandTimeout;
     private final Duration replicaTimeout;
     private volatile ReleaseListener listener;
     private volatile boolean closed;
@@ -76,6 +82,7 @@ final class RedisLockBackend implements NotifiesReleases, ConfirmsGrants, ReadWr
         this.client = client;
         this.replicas = replicas;
         this.replicaTimeout = replicaTimeout;
+        this.commandTimeout = commandTimeout;
         this.ownsClient = ownsClient;
         this.prefix = prefix;
         this.description = "redis (" + endpoint + ", prefix " + prefix + ")";
@@ -169,10 +176,42 @@ final class RedisLockBackend implements NotifiesReleases, ConfirmsGrants, ReadWr
                     + " (reconnecting); lock commands are not queued while disconnected", null);
         }
         try {
-            return commands.evalsha(script.sha(), type, keys, args);
+            return await(connection.async().evalsha(script.sha(), type, keys, args), what);
         } catch (RedisNoScriptException e) {
             // a restart, a failover or SCRIPT FLUSH emptied the script cache: EVAL runs and caches it again
-            return commands.eval(script.body(), type, keys, args);
+            return await(connection.async().<T>eval(script.body(), type, keys, args), what);
+        }
+    }
+
+    /**
+     * Waits for a command, at most the command timeout, without being interrupted: an interrupt cannot take back
+     * a script already sent, so the caller waits for its outcome (a few ms) and the core then sees the interrupt
+     * flag, set again here, between its steps (and withdraws, or ends the wait, as for any interruption).
+     */
+    private <T> T await(RedisFuture<T> future, String what) {
+        long deadline = System.nanoTime() + commandTimeout.toNanos();
+        boolean interrupted = false;
+        try {
+            while (true) {
+                try {
+                    return future.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                } catch (TimeoutException e) {
+                    future.cancel(false);
+                    throw new RedisCommandTimeoutException(what + " timed out after " + commandTimeout.toMillis()
+                            + " ms");
+                } catch (ExecutionException e) {
+                    if (e.getCause() instanceof RedisException re) {
+                        throw re;
+                    }
+                    throw new RedisException(e.getCause());
+                }
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 
@@ -230,7 +269,8 @@ final class RedisLockBackend implements NotifiesReleases, ConfirmsGrants, ReadWr
     private void awaitReplicas(AcquireRequest request, long token) {
         long acked;
         try {
-            acked = commands.waitForReplication(replicas, Math.max(1, replicaTimeout.toMillis()));
+            acked = await(connection.async().waitForReplication(replicas, Math.max(1, replicaTimeout.toMillis())),
+                    "WAIT for " + replicas + " replica(s)");
         } catch (RedisException e) {
             giveBack(request, token);
             throw new LockBackendException(description, "acquire of '" + request.name() + "': waiting for "

@@ -234,6 +234,46 @@ class RedisBackendIT {
         }
     }
 
+    /**
+     * An interrupt that arrives while the waiter's script is on its way (held here by {@code CLIENT PAUSE WRITE})
+     * ends the wait as any interrupt does, once the script's outcome is known: {@link dev.baton.LockInterruptedException},
+     * the flag set, no place left in line. (Lettuce's sync API would throw "Command interrupted" with an unknown
+     * outcome instead.)
+     */
+    @Test
+    void anInterruptDuringAScriptEndsTheWaitOnceItsOutcomeIsKnown() throws Exception {
+        String name = unique("interrupt-in-script");
+        RedisKeys.Lock keys = RedisKeys.Lock.of(RedisFixture.PREFIX, name);
+        try (LockClient h = fixture.newClient(ClientConfig.defaults());
+             LockClient w = direct(Duration.ofSeconds(5), Duration.ofMillis(100));
+             Lease held = h.lock(name).acquire(Duration.ofSeconds(5))) {
+            AtomicReference<Throwable> thrown = new AtomicReference<>();
+            AtomicReference<Boolean> flag = new AtomicReference<>();
+            Thread t = new Thread(() -> {
+                try {
+                    w.lock(name).acquire(Duration.ofSeconds(30)).close();
+                } catch (Throwable e) {
+                    thrown.set(e);
+                    flag.set(Thread.currentThread().isInterrupted());
+                }
+            });
+            redisCli("client", "pause", "3000", "WRITE");
+            try {
+                t.start();
+                String connection = RedisLockBackend.connectionName(w.clientId());
+                await().atMost(Duration.ofSeconds(2)).until(() -> pausedScript(connection), v -> v != null);
+                t.interrupt();
+            } finally {
+                redisCli("client", "unpause");
+            }
+            t.join(10_000);
+            assertThat(thrown.get()).isInstanceOf(dev.baton.LockInterruptedException.class).hasMessageContaining(name);
+            assertThat(flag.get()).as("interrupt flag").isTrue();
+            assertThat(fixture.admin().zcard(keys.line())).as("its place withdrawn").isZero();
+            assertThat(held.isValid()).isTrue();
+        }
+    }
+
     /** The id of the named connection while a script of it is held by CLIENT PAUSE, else null. */
     private String pausedScript(String connectionName) {
         for (String line : fixture.admin().clientList().split("\n")) {
