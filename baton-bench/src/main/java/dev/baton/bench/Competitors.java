@@ -45,7 +45,7 @@ final class Competitors {
         return List.of(new RedissonLock(), new CuratorMutex(),
                 new ShedLockJdbc(Servers.Db.POSTGRESQL), new ShedLockJdbc(Servers.Db.MARIADB),
                 new SpringJdbc(Servers.Db.POSTGRESQL), new SpringJdbc(Servers.Db.MARIADB),
-                new SpringRedis());
+                new SpringRedis(), new SpringRedis(true));
     }
 
     abstract static class Base implements Subject {
@@ -308,15 +308,26 @@ final class Competitors {
         }
     }
 
-    /** Spring Integration {@code RedisLockRegistry}, defaults (spin lock). */
+    /**
+     * Spring Integration {@code RedisLockRegistry}: its default (spin lock), or in {@code PUB_SUB_LOCK} mode, where a
+     * waiter is woken by the release's message (issue 11 compares Baton with both).
+     */
     static final class SpringRedis extends Base {
+        private final boolean pubSub;
+
         SpringRedis() {
-            super("spring-redis", "redis");
+            this(false);
+        }
+
+        SpringRedis(boolean pubSub) {
+            super(pubSub ? "spring-redis-pubsub" : "spring-redis", "redis");
+            this.pubSub = pubSub;
         }
 
         @Override
         public String library() {
-            return "Spring Integration " + Subject.versionOf("org.springframework.integration", "spring-integration-redis") + " RedisLockRegistry (SPIN_LOCK)";
+            return "Spring Integration " + Subject.versionOf("org.springframework.integration", "spring-integration-redis")
+                    + " RedisLockRegistry (" + (pubSub ? "PUB_SUB_LOCK" : "SPIN_LOCK") + ")";
         }
 
         @Override
@@ -326,7 +337,8 @@ final class Competitors {
 
         @Override
         public String waits() {
-            return "local ReentrantLock, then polls Redis every 100 ms (SPIN_LOCK, the default)";
+            return pubSub ? "local ReentrantLock, then a pub/sub release message (PUB_SUB_LOCK)"
+                    : "local ReentrantLock, then polls Redis every 100 ms (SPIN_LOCK, the default)";
         }
 
         @Override
@@ -336,7 +348,10 @@ final class Competitors {
                     new RedisStandaloneConfiguration(uri.getHost(), uri.getPort()));
             cf.afterPropertiesSet();
             cf.start();
-            RedisLockRegistry registry = new RedisLockRegistry(cf, "bench-spring");
+            RedisLockRegistry registry = new RedisLockRegistry(cf, pubSub ? "bench-spring-pubsub" : "bench-spring");
+            if (pubSub) {
+                registry.setRedisLockType(RedisLockRegistry.RedisLockType.PUB_SUB_LOCK);
+            }
             return new Client() {
                 @Override
                 public Held acquire(String lock) {

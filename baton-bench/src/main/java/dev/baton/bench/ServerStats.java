@@ -60,7 +60,8 @@ final class ServerStats {
             long named = 0;
             if (clientName != null) {
                 for (String line : c.sync().clientList().split("\r?\n")) {
-                    if (line.contains(" name=" + clientName + " ")) {
+                    // Baton names its connections baton:<client id>, the client id starting with its prefix
+                    if (line.contains(" name=" + clientName + " ") || line.contains(" name=baton:" + clientName + "/")) {
                         named++;
                     }
                 }

@@ -40,6 +40,7 @@ final class Subjects {
                         + " and are woken at once by releases in their client",
                 ds -> JdbcLocks.builder(ds).tableName(BATON_TABLE).createTableIfMissing().strategy(Strategy.SESSION)
                         .clientIdPrefix("bench")));
+        all.add(new BatonRedisSubject());
         all.addAll(RawSubjects.all());
         all.addAll(Competitors.all());
         return all;

@@ -9,7 +9,16 @@ public final class TestServers {
     /** The script that starts every server the tests need. */
     public static final String START_SCRIPT = "scripts/start-servers.sh";
 
+    /** Where the tests' Redis listens (started by {@link #START_SCRIPT} without persistence). */
+    public static final String REDIS_HOST = "127.0.0.1";
+    public static final int REDIS_PORT = 6379;
+
     private TestServers() {
+    }
+
+    /** Fails with a message naming Redis and {@link #START_SCRIPT} if the tests' Redis is down. */
+    public static void requireRedis() {
+        require("Redis", REDIS_HOST, REDIS_PORT);
     }
 
     /**

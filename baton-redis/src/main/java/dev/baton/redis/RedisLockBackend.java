@@ -1,0 +1,473 @@
+package dev.baton.redis;
+
+import dev.baton.LockBackendException;
+import dev.baton.LockInfo;
+import dev.baton.spi.AcquireRequest;
+import dev.baton.spi.AcquireResult;
+import dev.baton.spi.ConfirmsGrants;
+import dev.baton.spi.LeaseKey;
+import dev.baton.spi.LockMode;
+import dev.baton.spi.NotifiesReleases;
+import dev.baton.spi.ReadWriteModes;
+import dev.baton.spi.ReleaseListener;
+import dev.baton.spi.WaitingQueue;
+import io.lettuce.core.KeyScanCursor;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisCommandTimeoutException;
+import io.lettuce.core.RedisFuture;
+import io.lettuce.core.RedisException;
+import io.lettuce.core.RedisNoScriptException;
+import io.lettuce.core.ScanArgs;
+import io.lettuce.core.ScanCursor;
+import io.lettuce.core.ScriptOutputType;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.sync.RedisCommands;
+import io.lettuce.core.codec.StringCodec;
+import io.lettuce.core.pubsub.RedisPubSubAdapter;
+import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * Redis locks over two connections of Baton's own (commands, pub/sub), through the {@link Scripts}. See
+ * {@link RedisLocks} for the guarantees.
+ *
+ * <p><b>Fair hand-over ({@link WaitingQueue}).</b> A waiting exclusive acquirer keeps a place in a per-lock line
+ * (a sorted set by arrival, under the lock's hash tag); a free lock goes only to the head of the line while others
+ * wait, so the thread that just released goes to the back, and a waiter is served in arrival order. A place
+ * expires one lease after its waiter's last attempt (each attempt renews it), so a dead waiter holds up the line
+ * for at most one lease; a waiter that gives up withdraws it at once. A try-once acquire never takes a place, and
+ * gets a free lock only when nobody waits. Waiting writers of a read-write lock keep claims that hold back new
+ * readers the same way. A release's message names the head of the line, so only the head's client wakes its
+ * waiters: the others would only find the lock promised to the head (they retry at their backoff, bounded by
+ * {@code maxPollInterval}, in case the head died).
+ */
+final class RedisLockBackend implements NotifiesReleases, ConfirmsGrants, ReadWriteModes, WaitingQueue {
+    private static final Logger log = LoggerFactory.getLogger(RedisLockBackend.class);
+
+    private final RedisClient client;
+    private final boolean ownsClient;
+    private final String prefix;
+    private final String description;
+    private final StatefulRedisConnection<String, String> connection;
+    private final RedisCommands<String, String> commands;
+    private final StatefulRedisPubSubConnection<String, String> pubSub;
+    /** Places in line this client keeps on the server, withdrawn at close. */
+    private final Set<Place> places = ConcurrentHashMap.newKeySet();
+    private final AtomicBoolean subscribedOnce = new AtomicBoolean();
+    private final int replicas;
+    private final Duration commandTimeout;
+    private final Duration replicaTimeout;
+    private volatile ReleaseListener listener;
+    private volatile boolean closed;
+
+    private record Place(String name, LockMode mode, String owner) {
+    }
+
+    RedisLockBackend(RedisClient client, boolean ownsClient, String prefix, Duration commandTimeout,
+                     String endpoint, int replicas, Duration replicaTimeout) {
+        this.client = client;
+        this.replicas = replicas;
+        this.replicaTimeout = replicaTimeout;
+        this.commandTimeout = commandTimeout;
+        this.ownsClient = ownsClient;
+        this.prefix = prefix;
+        this.description = "redis (" + endpoint + ", prefix " + prefix + ")";
+        StatefulRedisConnection<String, String> c = null;
+        StatefulRedisPubSubConnection<String, String> p = null;
+        try {
+            c = client.connect(StringCodec.UTF8);
+            c.setTimeout(commandTimeout);
+            p = client.connectPubSub(StringCodec.UTF8);
+            p.setTimeout(commandTimeout);
+        } catch (RedisException e) {
+            if (c != null) {
+                c.close();
+            }
+            if (ownsClient) {
+                client.shutdown();
+            }
+            throw new LockBackendException(description, "cannot connect to Redis: " + e.getMessage(), e);
+        }
+        this.connection = c;
+        this.commands = c.sync();
+        this.pubSub = p;
+    }
+
+    @Override
+    public String description() {
+        return description;
+    }
+
+    @Override
+    public void listen(ReleaseListener listener) {
+        this.listener = listener;
+    }
+
+    @Override
+    public void start(String clientId) {
+        String name = connectionName(clientId);
+        try {
+            commands.clientSetname(name);
+            pubSub.addListener(new RedisPubSubAdapter<>() {
+                @Override
+                public void message(String pattern, String channel, String message) {
+                    ReleaseListener l = listener;
+                    if (l == null) {
+                        return;
+                    }
+                    int nul = message.indexOf('\0');
+                    if (nul < 0) {
+                        l.released(message);
+                        return;
+                    }
+                    // "<name>\0<head of the line>": only the head may take the lock, so only its client wakes
+                    // (its other waiters there retry too; waiters elsewhere keep their park)
+                    String name = message.substring(0, nul);
+                    if (places.contains(new Place(name, LockMode.EXCLUSIVE, message.substring(nul + 1)))) {
+                        l.released(name);
+                    }
+                }
+
+                @Override
+                public void psubscribed(String pattern, long count) {
+                    // Lettuce subscribes again after a reconnect: releases published meanwhile were lost
+                    ReleaseListener l = listener;
+                    if (subscribedOnce.getAndSet(true) && l != null) {
+                        log.debug("pub/sub of {} re-established: every waiter retries", description);
+                        l.resynchronize();
+                    }
+                }
+            });
+            pubSub.sync().clientSetname(name);
+            pubSub.sync().psubscribe(RedisKeys.channelPattern(prefix));
+        } catch (RedisException e) {
+            close();
+            throw new LockBackendException(description, "cannot set up the client's connections: " + e.getMessage(), e);
+        }
+    }
+
+    /** {@code baton:<client id>}, with anything CLIENT SETNAME refuses (spaces, control characters) as '_'. */
+    static String connectionName(String clientId) {
+        StringBuilder sb = new StringBuilder("baton:");
+        clientId.codePoints().forEach(cp -> sb.append(cp > 32 && cp < 127 ? (char) cp : '_'));
+        return sb.toString();
+    }
+
+    // ---- scripts ------------------------------------------------------------------------------------------
+
+    private <T> T run(Scripts.Script script, ScriptOutputType type, String what, String[] keys, String... args) {
+        if (!connection.isOpen()) {
+            // never queued to be replayed after a reconnect, when nobody waits for its outcome any more
+            throw new LockBackendException(description, what + " refused: the connection to Redis is down"
+                    + " (reconnecting); lock commands are not queued while disconnected", null);
+        }
+        try {
+            return await(connection.async().evalsha(script.sha(), type, keys, args), what);
+        } catch (RedisNoScriptException e) {
+            // a restart, a failover or SCRIPT FLUSH emptied the script cache: EVAL runs and caches it again
+            return await(connection.async().<T>eval(script.body(), type, keys, args), what);
+        }
+    }
+
+    /**
+     * Waits for a command, at most the command timeout, without being interrupted: an interrupt cannot take back
+     * a script already sent, so the caller waits for its outcome (a few ms) and the core then sees the interrupt
+     * flag, set again here, between its steps (and withdraws, or ends the wait, as for any interruption).
+     */
+    private <T> T await(RedisFuture<T> future, String what) {
+        long deadline = System.nanoTime() + commandTimeout.toNanos();
+        boolean interrupted = false;
+        try {
+            while (true) {
+                try {
+                    return future.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                } catch (TimeoutException e) {
+                    future.cancel(false);
+                    throw new RedisCommandTimeoutException(what + " timed out after " + commandTimeout.toMillis()
+                            + " ms");
+                } catch (ExecutionException e) {
+                    if (e.getCause() instanceof RedisException re) {
+                        throw re;
+                    }
+                    throw new RedisException(e.getCause());
+                }
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    private LockBackendException failed(String what, RedisException e) {
+        return new LockBackendException(description, what + " failed: " + e.getMessage(), e);
+    }
+
+    // ---- acquire --------------------------------------------------------------------------------------------
+
+    @Override
+    public AcquireResult tryAcquire(AcquireRequest request) {
+        RedisKeys.Lock k = RedisKeys.Lock.of(prefix, request.name());
+        String lease = Long.toString(Math.max(1, request.leaseTime().toMillis()));
+        boolean waits = request.patience() == AcquireRequest.Patience.WAIT;
+        String wait = waits ? "1" : "0";
+        List<Object> r;
+        try {
+            r = switch (request.mode()) {
+                case EXCLUSIVE -> run(Scripts.ACQUIRE, ScriptOutputType.MULTI, "acquire of '" + request.name() + "'",
+                        new String[] {k.exclusive(), k.counter(), k.line(), k.lineExpiry()}, request.owner(), lease, wait);
+                case READ -> run(Scripts.ACQUIRE_READ, ScriptOutputType.MULTI, "read acquire of '" + request.name() + "'",
+                        new String[] {k.writer(), k.readers(), k.counter(), k.writerClaims()}, request.owner(), lease);
+                case WRITE -> run(Scripts.ACQUIRE_WRITE, ScriptOutputType.MULTI, "write acquire of '" + request.name() + "'",
+                        new String[] {k.writer(), k.readers(), k.counter(), k.writerClaims()}, request.owner(), lease, wait);
+            };
+        } catch (RedisException e) {
+            // a timeout or a dropped connection: the script may have run. Undo whatever it granted this owner.
+            abandon(request, k);
+            throw new LockBackendException(description, "acquire of '" + request.name() + "' has an unknown outcome ("
+                    + e.getMessage() + "); any grant it made was deleted by an owner-checked delete", e);
+        }
+        Place place = new Place(request.name(), request.mode(), request.owner());
+        if (((Long) r.get(0)) == 1L) {
+            places.remove(place);
+            long token = (Long) r.get(1);
+            if (replicas > 0) {
+                awaitReplicas(request, token);
+            }
+            return new AcquireResult.Granted(token);
+        }
+        if (waits && request.mode() != LockMode.READ) {
+            places.add(place);
+        }
+        String holder = (String) r.get(1);
+        long token = (Long) r.get(2);
+        long left = (Long) r.get(3);
+        return new AcquireResult.Busy(holder == null || holder.isEmpty() ? null : holder, token,
+                left >= 0 ? Duration.ofMillis(left) : null);
+    }
+
+    /**
+     * {@code WAIT} for the required replicas after a grant (it cannot run inside the script: since Redis 7 a
+     * script does not block). Fewer acknowledgements: the grant is given back and the acquire fails.
+     */
+    private void awaitReplicas(AcquireRequest request, long token) {
+        long acked;
+        try {
+            acked = await(connection.async().waitForReplication(replicas, Math.max(1, replicaTimeout.toMillis())),
+                    "WAIT for " + replicas + " replica(s)");
+        } catch (RedisException e) {
+            giveBack(request, token);
+            throw new LockBackendException(description, "acquire of '" + request.name() + "': waiting for "
+                    + replicas + " replica(s) to acknowledge the grant failed (" + e.getMessage()
+                    + "); the grant was given back", e);
+        }
+        if (acked < replicas) {
+            giveBack(request, token);
+            throw new LockBackendException(description, "acquire of '" + request.name() + "': only " + acked
+                    + " of the " + replicas + " required replica(s) acknowledged the grant within "
+                    + replicaTimeout.toMillis() + " ms; the grant was given back", null);
+        }
+    }
+
+    private void giveBack(AcquireRequest request, long token) {
+        try {
+            release(new LeaseKey(request.name(), request.owner(), token, request.mode()));
+        } catch (RuntimeException e) {
+            log.warn("could not give back the grant of '{}' (token {}); it ends within its lease", request.name(),
+                    token, e);
+        }
+    }
+
+    /** The owner-checked delete after an acquire whose outcome is unknown; sent without waiting for it. */
+    private void abandon(AcquireRequest request, RedisKeys.Lock k) {
+        places.remove(new Place(request.name(), request.mode(), request.owner()));
+        String grant = request.mode() == LockMode.EXCLUSIVE ? k.exclusive() : k.writer();
+        String line = request.mode() == LockMode.EXCLUSIVE ? k.line() : k.writerClaims();
+        String lineExpiry = request.mode() == LockMode.EXCLUSIVE ? k.lineExpiry() : k.writerClaims();
+        try {
+            connection.async().eval(Scripts.ABANDON.body(), ScriptOutputType.INTEGER,
+                    new String[] {grant, k.readers(), line, lineExpiry}, request.owner(), k.channel(), request.name())
+                    .whenComplete((n, e) -> {
+                        if (e != null) {
+                            log.warn("could not clean up after the acquire of '{}' with an unknown outcome; a grant it"
+                                    + " made ends within its lease", request.name(), e);
+                        }
+                    });
+        } catch (RuntimeException e) {
+            log.warn("could not clean up after the acquire of '{}'", request.name(), e);
+        }
+    }
+
+    @Override
+    public void withdraw(AcquireRequest request) {
+        Place place = new Place(request.name(), request.mode(), request.owner());
+        if (places.remove(place)) {
+            withdraw(place);
+        }
+    }
+
+    private void withdraw(Place place) {
+        RedisKeys.Lock k = RedisKeys.Lock.of(prefix, place.name());
+        String[] keys = place.mode() == LockMode.EXCLUSIVE ? new String[] {k.line(), k.lineExpiry()}
+                : new String[] {k.writerClaims(), k.writerClaims()};
+        try {
+            run(Scripts.WITHDRAW, ScriptOutputType.INTEGER, "withdrawal from the line of '" + place.name() + "'",
+                    keys, place.owner(), k.channel(), place.name());
+        } catch (RedisException e) {
+            throw failed("withdrawal from the line of '" + place.name() + "'", e);
+        }
+    }
+
+    // ---- release, renew, confirm ------------------------------------------------------------------------------
+
+    private static String member(LeaseKey lease) {
+        return lease.token() + "|" + lease.owner();
+    }
+
+    private static String keyOf(RedisKeys.Lock k, LockMode mode) {
+        return switch (mode) {
+            case EXCLUSIVE -> k.exclusive();
+            case WRITE -> k.writer();
+            case READ -> k.readers();
+        };
+    }
+
+    @Override
+    public boolean release(LeaseKey lease) {
+        RedisKeys.Lock k = RedisKeys.Lock.of(prefix, lease.name());
+        String what = "release of '" + lease.name() + "'";
+        try {
+            Long n = lease.mode() == LockMode.READ
+                    ? run(Scripts.RELEASE_READ, ScriptOutputType.INTEGER, what, new String[] {k.readers()},
+                            member(lease), k.channel(), lease.name())
+                    : run(Scripts.RELEASE, ScriptOutputType.INTEGER, what,
+                            new String[] {keyOf(k, lease.mode()), k.line(), k.lineExpiry()},
+                            lease.owner(), Long.toString(lease.token()), k.channel(), lease.name(),
+                            lease.mode() == LockMode.WRITE ? "1" : "0");
+            return n != null && n == 1L;
+        } catch (RedisException e) {
+            throw failed(what, e);
+        }
+    }
+
+    @Override
+    public Set<LeaseKey> renew(Collection<LeaseKey> leases, Duration leaseTime) {
+        List<LeaseKey> list = new ArrayList<>(leases);
+        if (list.isEmpty()) {
+            return Set.of();
+        }
+        // one script for every lease: a standalone Redis (or a Sentinel's primary) is one slot space
+        String[] keys = new String[list.size()];
+        String[] args = new String[1 + 2 * list.size()];
+        args[0] = Long.toString(Math.max(1, leaseTime.toMillis()));
+        for (int i = 0; i < list.size(); i++) {
+            LeaseKey l = list.get(i);
+            keys[i] = keyOf(RedisKeys.Lock.of(prefix, l.name()), l.mode());
+            args[1 + 2 * i] = l.mode() == LockMode.READ ? "z" : "s";
+            args[2 + 2 * i] = member(l);
+        }
+        List<Object> renewed;
+        try {
+            renewed = run(Scripts.RENEW, ScriptOutputType.MULTI, "renewal of " + list.size() + " lease(s)", keys, args);
+        } catch (RedisException e) {
+            throw failed("renewal of " + list.size() + " lease(s)", e);
+        }
+        Set<LeaseKey> out = new HashSet<>();
+        for (Object o : renewed) {
+            out.add(list.get(((Long) o).intValue() - 1));
+        }
+        return out;
+    }
+
+    @Override
+    public boolean confirm(LeaseKey lease) {
+        RedisKeys.Lock k = RedisKeys.Lock.of(prefix, lease.name());
+        String what = "check of '" + lease.name() + "'";
+        try {
+            Long n = run(Scripts.CONFIRM, ScriptOutputType.INTEGER, what, new String[] {keyOf(k, lease.mode())},
+                    lease.mode() == LockMode.READ ? "z" : "s", member(lease));
+            return n != null && n == 1L;
+        } catch (RedisException e) {
+            throw failed(what, e);
+        }
+    }
+
+    // ---- introspection -----------------------------------------------------------------------------------------
+
+    @Override
+    public List<LockInfo> inspect() {
+        List<LockInfo> out = new ArrayList<>();
+        try {
+            List<String> time = commands.time();
+            long nowMs = Long.parseLong(time.get(0)) * 1000 + Long.parseLong(time.get(1)) / 1000;
+            ScanArgs args = ScanArgs.Builder.matches(prefix + "{*}:[xw]").limit(500);
+            ScanCursor cursor = ScanCursor.INITIAL;
+            do {
+                KeyScanCursor<String> page = commands.scan(cursor, args);
+                for (String key : page.getKeys()) {
+                    String name = RedisKeys.nameOf(prefix, key);
+                    String v = name == null ? null : commands.get(key);
+                    if (v == null) {
+                        continue;
+                    }
+                    long pttl = commands.pttl(key);
+                    String[] parts = v.split("\\|", 3);
+                    if (parts.length < 3 || !parts[0].matches("\\d{1,18}") || !parts[1].matches("\\d{1,18}")) {
+                        log.debug("skipping key {}: not a Baton grant ({})", key, v);
+                        continue;
+                    }
+                    out.add(new LockInfo(name, parts[2], Long.parseLong(parts[0]),
+                            Instant.ofEpochMilli(Long.parseLong(parts[1])),
+                            pttl >= 0 ? Instant.ofEpochMilli(nowMs + pttl) : null, pttl != -2));
+                }
+                cursor = page;
+            } while (!cursor.isFinished());
+        } catch (RedisException e) {
+            throw failed("listing the locks under " + prefix, e);
+        }
+        return out;
+    }
+
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        for (Place p : List.copyOf(places)) {
+            places.remove(p);
+            try {
+                withdraw(p);
+            } catch (RuntimeException e) {
+                log.debug("withdrawing the place of '{}' at close failed; it expires within one lease", p.name(), e);
+            }
+        }
+        try {
+            pubSub.close();
+        } finally {
+            try {
+                connection.close();
+            } finally {
+                if (ownsClient) {
+                    client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,180 @@
+package dev.baton.redis;
+
+import dev.baton.LockClient;
+import dev.baton.spi.AbstractClientBuilder;
+import dev.baton.spi.ClientSettings;
+import dev.baton.spi.LockClients;
+import io.lettuce.core.ClientOptions;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.protocol.CommandType;
+import io.lettuce.core.protocol.ProtocolKeyword;
+
+import java.time.Duration;
+
+/**
+ * Builds Redis {@link LockClient}s on Lettuce: the same API, options and exceptions as the JDBC clients.
+ *
+ * <p><b>How a lock is held.</b> Each operation is one Lua script on the server, on the keys of one lock (the name is
+ * their hash tag, so one slot on a Cluster): acquire is {@code SET <lock> <token|time|owner> NX PX <lease>} with
+ * {@code INCR} of the lock's token counter in the same script; release is a compare-and-delete on owner
+ * <em>and</em> token with a {@code PUBLISH} of the release on the lock's channel; renewal is one script per
+ * interval for every lease the client holds, {@code PEXPIRE} only where owner and token still match; a lease the
+ * server no longer shows is reported lost once. {@code Lease.checkValid()} asks the server ({@code GET}).
+ * Never {@code SETNX} then {@code EXPIRE}, never {@code GETSET}, never a client timestamp inside a script.
+ *
+ * <p><b>Fencing tokens</b> strictly increase per lock across expiry, clients and a Redis restart that lost every
+ * key: a missing counter starts at the server's {@code TIME} in microseconds. This assumes the server's clock is
+ * not stepped back and a lock sees fewer than a million grants per second.
+ *
+ * <p><b>Waiting.</b> Waiters are woken by the release's message (one {@code PSUBSCRIBE} per client on
+ * {@code <prefix>{*}:released}), else retry when the holder's {@code PTTL} ends, with a bounded backoff
+ * ({@code minPollInterval}..{@code maxPollInterval}); after the pub/sub connection reconnects every waiter retries
+ * at once. Hand-over is fair: a free lock goes to the longest waiter (see {@link RedisLockBackend}).
+ *
+ * <p><b>Connections.</b> Baton opens two connections of its own (commands, pub/sub), named
+ * {@code baton:<client id>} ({@code CLIENT SETNAME}), and closes only those when the client is closed, and the
+ * {@link RedisClient} it created itself from a {@link RedisURI}. Given a {@link RedisURI}, that client rejects
+ * commands while disconnected and never replays a lock script after a reconnect (a late acquire would create a lock
+ * nobody knows it holds). Given your {@link RedisClient}, its options apply: Baton refuses a lock script while its
+ * connection is down, but a script in flight when the connection drops may be replayed by Lettuce after the
+ * reconnect if the client's options allow it; prefer the {@link RedisURI} form, or give your client
+ * {@code disconnectedBehavior(REJECT_COMMANDS)}. Either way an acquire whose outcome is unknown (a timeout, a
+ * dropped connection) is cleaned up by an owner-checked delete, and {@code EVALSHA} falls back to {@code EVAL} on
+ * {@code NOSCRIPT} (after a restart, a failover or {@code SCRIPT FLUSH}).
+ *
+ * <p><b>Failover.</b> Redis replicates asynchronously: a restart without persistence, or a failover to a replica
+ * that had not received the latest grant, forgets locks, and a second holder can be granted while the first still
+ * works. The fencing token is the protection: the new grant's token is higher, and a resource that checks tokens
+ * refuses the old holder's writes.
+ *
+ * <pre>{@code
+ * try (LockClient locks = RedisLocks.builder(RedisURI.create("redis://localhost:6379")).build()) {
+ *     try (Lease lease = locks.lock("nightly-report").acquire(Duration.ofSeconds(10))) {
+ *         store.write(report, lease.fencingToken());
+ *     }
+ * }
+ * }</pre>
+ */
+public final class RedisLocks {
+    /** The default key prefix. */
+    public static final String DEFAULT_KEY_PREFIX = RedisKeys.DEFAULT_PREFIX;
+    /** The default command timeout. */
+    public static final Duration DEFAULT_COMMAND_TIMEOUT = Duration.ofSeconds(5);
+
+    private RedisLocks() {
+    }
+
+    /** A builder over your {@link RedisClient}: Baton opens its own connections with it and closes only those. */
+    public static Builder builder(RedisClient client) {
+        if (client == null) {
+            throw new IllegalArgumentException("redisClient must not be null");
+        }
+        return new Builder(client, null);
+    }
+
+    /** A builder over a URI: Baton creates (and closes with the lock client) a {@link RedisClient} of its own. */
+    public static Builder builder(RedisURI uri) {
+        if (uri == null) {
+            throw new IllegalArgumentException("redisURI must not be null");
+        }
+        return new Builder(null, uri);
+    }
+
+    /** Settings of a Redis lock client; see {@link AbstractClientBuilder} for the shared ones. */
+    public static final class Builder extends AbstractClientBuilder<Builder> {
+        private final RedisClient client;
+        private final RedisURI uri;
+        private String keyPrefix = DEFAULT_KEY_PREFIX;
+        private Duration commandTimeout = DEFAULT_COMMAND_TIMEOUT;
+        private int replicas;
+        private Duration replicaTimeout = Duration.ofMillis(100);
+
+        private Builder(RedisClient client, RedisURI uri) {
+            this.client = client;
+            this.uri = uri;
+        }
+
+        /**
+         * The prefix of every key and channel (default {@value RedisLocks#DEFAULT_KEY_PREFIX}): 1 to 64 letters,
+         * digits and {@code : _ . -}.
+         *
+         * @throws IllegalArgumentException naming what is wrong with it
+         */
+        public Builder keyPrefix(String keyPrefix) {
+            this.keyPrefix = RedisKeys.validatePrefix(keyPrefix);
+            return this;
+        }
+
+        /**
+         * How long a command may take before it fails (default 5 s; 10 ms to 5 min). An acquire that times out
+         * has an unknown outcome and is cleaned up by an owner-checked delete.
+         */
+        public Builder commandTimeout(Duration timeout) {
+            this.commandTimeout = within("commandTimeout", timeout, Duration.ofMillis(10), Duration.ofMinutes(5),
+                    "a lock command that takes longer has lost its server");
+            return this;
+        }
+
+        /**
+         * Requires {@code replicas} replicas to acknowledge each grant ({@code WAIT replicas timeout} after the
+         * acquire script) within {@code timeout}, else the grant is given back and the acquire fails with a
+         * {@link dev.baton.LockBackendException} naming how many did (default 0: no {@code WAIT}). This narrows,
+         * but does not close, the window in which a failover to an asynchronous replica loses a grant: Redis
+         * replication stays asynchronous, a replica that acknowledged can still lose the write, and renewals are
+         * not waited for. The fencing token remains the protection. {@code WAIT} blocks Baton's command connection
+         * for up to {@code timeout}, delaying the client's other lock commands meanwhile.
+         *
+         * @param replicas 0 to 16
+         * @param timeout  1 ms to 10 s, shorter than {@link #commandTimeout}
+         */
+        public Builder requireReplicas(int replicas, Duration timeout) {
+            if (replicas < 0 || replicas > 16) {
+                throw new IllegalArgumentException("replicas must be between 0 and 16, was " + replicas);
+            }
+            this.replicas = replicas;
+            this.replicaTimeout = within("replica timeout", timeout, Duration.ofMillis(1), Duration.ofSeconds(10),
+                    "the WAIT blocks the client's command connection that long");
+            return this;
+        }
+
+        /**
+         * Connects (two connections), subscribes to the release channels and starts the client.
+         *
+         * @throws dev.baton.LockBackendException if Redis cannot be reached
+         */
+        @Override
+        public LockClient build() {
+            ClientSettings settings = settings();
+            if (replicas > 0 && replicaTimeout.compareTo(commandTimeout) >= 0) {
+                throw new IllegalArgumentException("the replica timeout (" + replicaTimeout.toMillis()
+                        + " ms) must be shorter than commandTimeout (" + commandTimeout.toMillis() + " ms)");
+            }
+            RedisClient c = client;
+            String endpoint;
+            if (c == null) {
+                c = RedisClient.create(uri);
+                c.setOptions(ClientOptions.builder()
+                        .autoReconnect(true)
+                        .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
+                        .replayFilter(cmd -> isScript(cmd.getType()))
+                        .build());
+                endpoint = uri.getHost() + ":" + uri.getPort();
+            } else {
+                endpoint = "your RedisClient";
+            }
+            RedisLockBackend backend = new RedisLockBackend(c, client == null, keyPrefix, commandTimeout, endpoint, replicas,
+                    replicaTimeout);
+            try {
+                return LockClients.create(backend, settings);
+            } catch (RuntimeException e) {
+                backend.close();
+                throw e;
+            }
+        }
+
+        private static boolean isScript(ProtocolKeyword type) {
+            return type == CommandType.EVAL || type == CommandType.EVALSHA;
+        }
+    }
+}
