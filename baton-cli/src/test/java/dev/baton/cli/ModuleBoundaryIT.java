@@ -29,14 +29,19 @@ class ModuleBoundaryIT {
      * One library module: its module name, a jar name prefix, an exported type and a public type in a package that
      * must stay hidden (null when the module has no unexported package).
      */
-    private record Library(String module, String jarPrefix, String exportedType, String hiddenType) {
+    private record Library(String module, String jarPrefix, String exportedType, String hiddenType,
+                           List<String> dependencyJarPrefixes) {
+        Library(String module, String jarPrefix, String exportedType, String hiddenType) {
+            this(module, jarPrefix, exportedType, hiddenType, List.of());
+        }
     }
 
     private static final List<Library> LIBRARIES = List.of(
             new Library("dev.baton.core", "baton-core-", "dev.baton.spi.LockBackend", "dev.baton.internal.CoreLockClient"),
             new Library("dev.baton.jdbc", "baton-jdbc-", "dev.baton.jdbc.JdbcLocks",
                     "dev.baton.jdbc.internal.ConnectionSupport"),
-            new Library("dev.baton.memory", "baton-memory-", "dev.baton.memory.InMemoryLocks", null));
+            new Library("dev.baton.memory", "baton-memory-", "dev.baton.memory.InMemoryLocks", null),
+            new Library("dev.baton.redis", "baton-redis-", "dev.baton.redis.RedisLocks", null, List.of("lettuce-core-")));
 
     @TempDir
     Path dir;
@@ -100,7 +105,8 @@ class ModuleBoundaryIT {
         return jars.stream()
                 .filter(p -> {
                     String f = Path.of(p).getFileName().toString();
-                    return f.startsWith(lib.jarPrefix()) || f.startsWith("slf4j-api-") || f.startsWith("baton-core-");
+                    return f.startsWith(lib.jarPrefix()) || f.startsWith("slf4j-api-") || f.startsWith("baton-core-")
+                            || lib.dependencyJarPrefixes().stream().anyMatch(f::startsWith);
                 })
                 .collect(Collectors.joining(java.io.File.pathSeparator));
     }
