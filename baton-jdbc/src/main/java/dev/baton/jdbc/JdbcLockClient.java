@@ -108,7 +108,8 @@ public interface JdbcLockClient extends LockClient {
      * until {@code atLeastFor} after the grant (by the database clock), so instances whose schedules are a
      * little skewed do not run a quick task twice. A runner that crashes frees the name after
      * {@code atMostFor}; a task that runs longer than {@code atMostFor} may be started by another instance
-     * meanwhile, so choose it well above the task's longest run. The row is an ordinary lease row: {@code
+     * meanwhile, so choose it well above the task's longest run. A take that returns {@code atMostFor} or more
+     * after it was sent (a paused runner) does not run the task and returns false: the grant may have ended. The row is an ordinary lease row: {@code
      * baton list} shows it, and {@link #lock(String)} of the same name excludes it.
      *
      * @param atMostFor  how long the row stays taken if the runner dies; at least 1 ms, at most 7 days (the

@@ -138,6 +138,73 @@ class ScheduledRunIT {
         }
     }
 
+    /**
+     * Regression (found by {@code baton check --strategy run-once --pool small}, pause fault): a runner paused after
+     * the server executed its take, for longer than atMostFor, woke up and ran the task although its grant had
+     * expired and another runner had run the task in the meantime — within that runner's atLeastFor. Here the
+     * runner's take "returns" only after another client has run the task, on a grant that expired meanwhile; the
+     * stale runner must not run it.
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("databases")
+    void aRunnerWhoseGrantExpiredBeforeTheTakeReturnedDoesNotRunTheTask(TxDatabase db) throws Exception {
+        CountDownLatch resume = new CountDownLatch(1);
+        java.util.concurrent.atomic.AtomicBoolean armed = new java.util.concurrent.atomic.AtomicBoolean();
+        CountDownLatch paused = new CountDownLatch(1);
+        JdbcLockClient a = db.client(pausingAfterUse(db.pool(2), armed, paused, resume));
+        JdbcLockClient b = db.client(db.pool(2));
+        String name = TxDatabase.unique("task-late");
+        Duration atMost = Duration.ofMillis(300);
+        AtomicInteger runsOfA = new AtomicInteger();
+        AtomicInteger runsOfB = new AtomicInteger();
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        try {
+            armed.set(true); // the next connection a gives back (its take's) pauses the runner
+            Future<Boolean> late = pool.submit(() -> a.runOnce(name, atMost, atMost, runsOfA::incrementAndGet));
+            TransactionRowLockIT.await(paused);
+            // a's grant ends atMostFor after its take; then b takes the name and runs the task
+            await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(20))
+                    .until(() -> b.runOnce(name, Duration.ofSeconds(30), Duration.ofSeconds(20), runsOfB::incrementAndGet));
+            resume.countDown();
+            assertThat(late.get(10, TimeUnit.SECONDS)).as("runOnce of the runner whose grant expired").isFalse();
+            assertThat(runsOfA).as("runs by the runner whose grant expired before its take returned").hasValue(0);
+            assertThat(runsOfB).hasValue(1);
+        } finally {
+            resume.countDown();
+            pool.shutdownNow();
+        }
+    }
+
+    /** A data source whose connections, once armed, pause the caller in {@code close()} (after use) until resumed. */
+    static javax.sql.DataSource pausingAfterUse(javax.sql.DataSource ds, java.util.concurrent.atomic.AtomicBoolean armed,
+                                                CountDownLatch paused, CountDownLatch resume) {
+        return (javax.sql.DataSource) java.lang.reflect.Proxy.newProxyInstance(ScheduledRunIT.class.getClassLoader(),
+                new Class<?>[] {javax.sql.DataSource.class}, (proxy, m, args) -> {
+                    Object r = invoke(ds, m, args);
+                    if (!m.getName().equals("getConnection")) {
+                        return r;
+                    }
+                    java.sql.Connection c = (java.sql.Connection) r;
+                    return java.lang.reflect.Proxy.newProxyInstance(ScheduledRunIT.class.getClassLoader(),
+                            new Class<?>[] {java.sql.Connection.class}, (cp, cm, cargs) -> {
+                                Object cr = invoke(c, cm, cargs);
+                                if (cm.getName().equals("close") && armed.compareAndSet(true, false)) {
+                                    paused.countDown();
+                                    TransactionRowLockIT.await(resume);
+                                }
+                                return cr;
+                            });
+                });
+    }
+
+    private static Object invoke(Object target, java.lang.reflect.Method m, Object[] args) throws Throwable {
+        try {
+            return m.invoke(target, args);
+        } catch (java.lang.reflect.InvocationTargetException e) {
+            throw e.getCause();
+        }
+    }
+
     List<TxDatabase> autoCommitOff() {
         return databases().stream().filter(db -> db.toString().endsWith("-autocommit-off")).toList();
     }

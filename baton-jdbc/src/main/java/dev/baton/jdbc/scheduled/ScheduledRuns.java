@@ -20,6 +20,10 @@ import java.time.Duration;
  * <ol>
  * <li>Take the row if it is free or expired, by the lease strategy's own one-step acquisition, with
  *     {@code expires_at = now + atMostFor} and a fresh fencing token; if it is held, return false at once.</li>
+ * <li>If the take returned {@code atMostFor} or more after it was sent (the runner was paused, or the network
+ *     held the reply), the grant may already have ended on the server and another runner may have run the task:
+ *     do not run it; return false. (A pause between this check and the task's start is not caught: runOnce has
+ *     no fencing for the task's own writes.)</li>
  * <li>Run the task, without renewal and without holding a connection.</li>
  * <li>Set {@code expires_at = GREATEST(now, acquired_at + atLeastFor)} where name, owner and token still match
  *     (all by the database clock), so the row stays taken at least {@code atLeastFor} after the grant. On
@@ -61,9 +65,12 @@ public final class ScheduledRuns {
         }
         String owner = clientId + "#" + Thread.currentThread().getId();
         AcquireResult result;
+        long[] sent = new long[1];
         try {
-            result = LeaseTable.refuseSessionMarker(ConnectionSupport.autoCommitted(dataSource, traits,
-                    c -> leaseTable.tryAcquire(c, name, owner, atMostFor.toMillis())), name, leaseTable.table());
+            result = LeaseTable.refuseSessionMarker(ConnectionSupport.autoCommitted(dataSource, traits, c -> {
+                sent[0] = System.nanoTime(); // the grant ends atMostFor after the server ran the take: not before this
+                return leaseTable.tryAcquire(c, name, owner, atMostFor.toMillis());
+            }), name, leaseTable.table());
         } catch (SQLException e) {
             throw failure("taking '" + name + "' for at most " + atMostFor.toMillis() + " ms failed", e);
         }
@@ -74,6 +81,13 @@ public final class ScheduledRuns {
             return false;
         }
         long token = granted.token();
+        long tookNanos = System.nanoTime() - sent[0];
+        if (tookNanos >= atMostFor.toNanos()) {
+            LOG.warn("'{}' (token {}) not run: the take returned {} ms after it was sent, not within atMostFor ({} ms),"
+                    + " so the grant may have ended and another runner may have run it", name, token,
+                    tookNanos / 1_000_000, atMostFor.toMillis());
+            return false;
+        }
         try {
             task.run();
         } catch (RuntimeException | Error e) {
