@@ -30,50 +30,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 /** {@code checkValid()} over a backend that {@link ConfirmsGrants}: exact, and a stale grant is lost once. */
 class LeaseConfirmationTest {
 
-    /** Grants any free name; the server's truth is {@code held}; confirms against it. */
-    static final class ConfirmingBackend implements ConfirmsGrants {
-        final Map<String, LeaseKey> held = new ConcurrentHashMap<>();
-        final AtomicLong tokens = new AtomicLong();
+    /** Grants any free name (as {@link CapabilitiesTest.Base}); the server's truth is {@code held}; confirms against it. */
+    static final class ConfirmingBackend extends CapabilitiesTest.Base implements ConfirmsGrants {
         final AtomicInteger confirmations = new AtomicInteger();
         final AtomicBoolean unreachable = new AtomicBoolean();
-
-        @Override
-        public String description() {
-            return "confirming";
-        }
-
-        @Override
-        public void start(String clientId) {
-        }
-
-        @Override
-        public synchronized AcquireResult tryAcquire(AcquireRequest request) {
-            String name = request.name();
-            String owner = request.owner();
-            LeaseKey k = held.get(name);
-            if (k != null) {
-                return new AcquireResult.Busy(k.owner(), k.token(), null);
-            }
-            LeaseKey mine = new LeaseKey(name, owner, tokens.incrementAndGet());
-            held.put(name, mine);
-            return new AcquireResult.Granted(mine.token());
-        }
-
-        @Override
-        public synchronized boolean release(LeaseKey lease) {
-            return held.remove(lease.name(), lease);
-        }
-
-        @Override
-        public Set<LeaseKey> renew(Collection<LeaseKey> leases, Duration leaseTime) {
-            Set<LeaseKey> out = new HashSet<>();
-            for (LeaseKey k : leases) {
-                if (k.equals(held.get(k.name()))) {
-                    out.add(k);
-                }
-            }
-            return out;
-        }
 
         @Override
         public boolean confirm(LeaseKey lease) {
@@ -82,15 +42,6 @@ class LeaseConfirmationTest {
                 throw new LockBackendException("confirming", "unreachable", null);
             }
             return lease.equals(held.get(lease.name()));
-        }
-
-        @Override
-        public List<LockInfo> inspect() {
-            return List.of();
-        }
-
-        @Override
-        public void close() {
         }
     }
 
