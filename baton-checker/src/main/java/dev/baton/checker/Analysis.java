@@ -715,7 +715,7 @@ final class Analysis {
                         continue;
                     }
                     boolean explained = faultsThatStall && (faulted(a, from, to) || faulted(b, from, to));
-                    if (!explained && to == a.lostT && lateDeadlineNotice(a.lostMsg, to - from, spec.margin())) {
+                    if (!explained && to == a.lostT && lateDeadlineNotice(a.lostMsg, to - from, spec.leaseTime(), spec.margin())) {
                         lateNotices++;
                         explained = true;
                     }
@@ -746,14 +746,20 @@ final class Analysis {
      * Whether an overlap of beliefs is only the lag of an asynchronous lost notice: the earlier holder's lease ended at
      * its own local deadline (its renewals failed: the core's watchdog says "no successful renewal before its
      * deadline"), after which {@code isValid()} was already false; the notice ({@code onLost}, what the worker logs)
-     * comes up to one watchdog tick later, plus scheduling, within the scenario's margin. A loss found by a renewal
+     * comes up to one watchdog tick later (the core checks deadlines every lease/20, at least 5 ms and at most
+     * 250 ms), plus {@link #NOTICE_SCHEDULING} — and never more than the scenario's margin. A loss found by a renewal
      * or {@code checkValid()} (the server shows another grant) is never excused: the holder believed in a hold the
      * server had given away.
      */
-    static boolean lateDeadlineNotice(String lostMsg, long overlapNanos, java.time.Duration margin) {
-        return lostMsg != null && lostMsg.contains("no successful renewal before its deadline")
-                && overlapNanos <= margin.toNanos();
+    static boolean lateDeadlineNotice(String lostMsg, long overlapNanos, java.time.Duration lease, java.time.Duration margin) {
+        long tick = Math.max(java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(5),
+                Math.min(lease.toNanos() / 20, java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(250)));
+        long bound = Math.min(margin.toNanos(), tick + NOTICE_SCHEDULING.toNanos());
+        return lostMsg != null && lostMsg.contains("no successful renewal before its deadline") && overlapNanos <= bound;
     }
+
+    /** What a loaded machine may add to a lost notice beyond the watchdog's tick (thread scheduling, the log write). */
+    static final java.time.Duration NOTICE_SCHEDULING = java.time.Duration.ofMillis(100);
 
     private long procExit(int worker, int generation) {
         for (Scenario.Proc p : r.procs()) {
