@@ -68,8 +68,18 @@ public interface CheckBackend extends AutoCloseable {
      */
     int killSessions(Set<Integer> clientPorts);
 
-    /** How many server sessions exist now from these client-side ports. */
-    int countSessions(Set<Integer> clientPorts);
+    /**
+     * A mark of "now" in the server's order of sessions: every session opened later sorts after it (PostgreSQL: the
+     * server's clock against {@code backend_start}; MariaDB/MySQL: connection ids only grow).
+     */
+    long sessionMark();
+
+    /**
+     * How many server sessions exist now from these client-side ports that were opened before {@code mark}. A later
+     * session cannot be a stopped worker's: it is a new connection (the checker's own, or another program's) that the
+     * kernel gave a port a worker's connection had used.
+     */
+    int countSessions(Set<Integer> clientPorts, long mark);
 
     /** Closes the controller's client and connections. */
     @Override

@@ -354,18 +354,20 @@ public class JdbcLeaseStrategy implements CheckStrategy {
                     : Optional.empty();
         }
 
-        private record Session(long id, int port) {
+        /** @param order PostgreSQL: {@code backend_start} in epoch microseconds; MariaDB/MySQL: the connection id */
+        private record Session(long id, int port, long order) {
         }
 
         private List<Session> sessions() throws SQLException {
             List<Session> out = new ArrayList<>();
             try (Connection c = ds.dataSource().getConnection()) {
                 if (kind == Kind.POSTGRESQL) {
-                    try (PreparedStatement ps = c.prepareStatement("SELECT pid, client_port FROM pg_stat_activity"
+                    try (PreparedStatement ps = c.prepareStatement("SELECT pid, client_port,"
+                            + " (extract(epoch FROM backend_start) * 1000000)::bigint FROM pg_stat_activity"
                             + " WHERE client_port IS NOT NULL AND pid <> pg_backend_pid()");
                          ResultSet rs = ps.executeQuery()) {
                         while (rs.next()) {
-                            out.add(new Session(rs.getLong(1), rs.getInt(2)));
+                            out.add(new Session(rs.getLong(1), rs.getInt(2), rs.getLong(3)));
                         }
                     }
                 } else {
@@ -375,7 +377,7 @@ public class JdbcLeaseStrategy implements CheckStrategy {
                         while (rs.next()) {
                             int port = portOf(rs.getString(2));
                             if (port >= 0) {
-                                out.add(new Session(rs.getLong(1), port));
+                                out.add(new Session(rs.getLong(1), port, rs.getLong(1)));
                             }
                         }
                     }
@@ -422,12 +424,31 @@ public class JdbcLeaseStrategy implements CheckStrategy {
         }
 
         @Override
-        public int countSessions(Set<Integer> clientPorts) {
+        public long sessionMark() {
+            if (kind == Kind.SQLITE) {
+                return 0;
+            }
+            try (Connection c = ds.dataSource().getConnection();
+                 PreparedStatement ps = c.prepareStatement(kind == Kind.POSTGRESQL
+                         ? "SELECT (extract(epoch FROM clock_timestamp()) * 1000000)::bigint + 1"
+                         : "SELECT MAX(ID) + 1 FROM information_schema.PROCESSLIST");
+                 ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                // every session that exists now sorts before the mark; every later one after it
+                return rs.getLong(1);
+            } catch (SQLException e) {
+                throw new IllegalStateException("cannot read the session mark on " + url + ": " + e.getMessage(), e);
+            }
+        }
+
+        @Override
+        public int countSessions(Set<Integer> clientPorts, long mark) {
             if (kind == Kind.SQLITE) {
                 return 0;
             }
             try {
-                return (int) sessions().stream().filter(s -> clientPorts.contains(s.port())).count();
+                return (int) sessions().stream()
+                        .filter(s -> clientPorts.contains(s.port()) && s.order() < mark).count();
             } catch (SQLException e) {
                 throw new IllegalStateException("cannot list sessions on " + url + ": " + e.getMessage(), e);
             }

@@ -238,6 +238,8 @@ final class Scenario {
             Thread.sleep(settle);
             long stopAt = System.nanoTime();
             stopWorkers();
+            // sessions opened from here on are not the workers' (a new connection may get a port a worker used)
+            long sessionMark = backend.sessionKillUnsupported().isPresent() ? 0 : backend.sessionMark();
             sampling = false;
             sampler.join(5000);
             List<Probe> probes = probe();
@@ -248,7 +250,7 @@ final class Scenario {
                 }
             }
             proxies.forEach(FaultProxy::close);
-            int orphanSessions = countOrphanSessions();
+            int orphanSessions = countOrphanSessions(sessionMark);
             return new Record(spec, backend.description(), backend.shortName(), List.copyOf(procs),
                     List.copyOf(faults), List.copyOf(samples), resource.accesses(), resource.counters(), probes,
                     orphanRows, orphanSessions, runStart, faultsEnd, stopAt, List.copyOf(notes), Optional.empty());
@@ -655,7 +657,7 @@ final class Scenario {
         return out;
     }
 
-    private int countOrphanSessions() throws InterruptedException {
+    private int countOrphanSessions(long sessionMark) throws InterruptedException {
         if (backend.sessionKillUnsupported().isPresent() || allUpstreamPorts.isEmpty()) {
             return 0;
         }
@@ -663,7 +665,7 @@ final class Scenario {
         // the server notices closed connections promptly; give it a moment
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(3);
         int n;
-        while ((n = backend.countSessions(ports)) > 0 && System.nanoTime() < deadline) {
+        while ((n = backend.countSessions(ports, sessionMark)) > 0 && System.nanoTime() < deadline) {
             Thread.sleep(100);
         }
         return n;
