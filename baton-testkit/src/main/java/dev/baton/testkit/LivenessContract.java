@@ -11,8 +11,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.junit.jupiter.api.Assumptions.assumeFalse;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import static org.awaitility.Awaitility.await;
 
 /**
@@ -23,8 +21,7 @@ import static org.awaitility.Awaitility.await;
  *
  * <p>The dead holder is a real process killed with {@code kill -9} when the fixture is
  * {@link LockFixture#crossProcess() cross-process}; otherwise (a server inside the test's JVM, which a second
- * JVM cannot reach) a client crashed in process by {@link LockFixture#crash}. Exactly one of the two rungs runs
- * for a fixture; the other is reported as skipped, naming the capability.
+ * JVM cannot reach) a client crashed in process by {@link LockFixture#crash}: one rung, nothing skipped.
  */
 public abstract class LivenessContract extends FencingContract {
 
@@ -40,10 +37,20 @@ public abstract class LivenessContract extends FencingContract {
      */
     protected abstract Duration deadHolderBound(Duration leaseTime);
 
+    /**
+     * A dead holder's lock reaches a waiter within {@link #deadHolderBound}: a holder process killed with
+     * {@code kill -9} on a {@link LockFixture#crossProcess() cross-process} fixture, else a client the fixture crashes.
+     */
     @Test
-    void aKilledHolderProcessFreesTheLockWithinItsBound() throws Exception {
-        assumeTrue(fixture.crossProcess(), fixture.name() + " is not cross-process (LockFixture.crossProcess()):"
-                + " a second JVM cannot reach its server; aCrashedHolderFreesTheLockWithinItsBound runs instead");
+    void aDeadHolderFreesTheLockWithinItsBound() throws Exception {
+        if (fixture.crossProcess()) {
+            killedHolderProcess();
+        } else {
+            crashedHolder();
+        }
+    }
+
+    private void killedHolderProcess() throws Exception {
         String name = unique("dead");
         Duration lease = Duration.ofMillis(1500);
         try (LockClient waiter = client(); HolderProcess holder = HolderProcess.start(fixtureClass(), name, lease)) {
@@ -60,15 +67,8 @@ public abstract class LivenessContract extends FencingContract {
         }
     }
 
-    /**
-     * The in-process counterpart of {@link #aKilledHolderProcessFreesTheLockWithinItsBound}, for a fixture that
-     * is not {@link LockFixture#crossProcess() cross-process}: the holder is a client the fixture crashes (it
-     * vanishes without releasing), and the same bound applies.
-     */
-    @Test
-    void aCrashedHolderFreesTheLockWithinItsBound() throws Exception {
-        assumeFalse(fixture.crossProcess(), fixture.name() + " is cross-process:"
-                + " aKilledHolderProcessFreesTheLockWithinItsBound kills a real holder process instead");
+    /** The in-process counterpart: the holder is a client the fixture crashes (it vanishes without releasing). */
+    private void crashedHolder() throws Exception {
         String name = unique("crashed");
         Duration lease = Duration.ofMillis(1500);
         try (LockClient holder = fixture.newClient(ClientConfig.lease(lease)); LockClient waiter = client()) {

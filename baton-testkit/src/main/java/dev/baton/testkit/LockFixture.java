@@ -48,8 +48,8 @@ public interface LockFixture extends AutoCloseable {
      * test kills ({@link HolderProcess}). True for every fixture on a real server. A fixture whose server lives in
      * the test's own JVM (an in-memory backend) returns false and implements {@link #crash}: the ladder then runs
      * the in-process counterpart of each rung that needs a second JVM instead (LivenessContract's
-     * {@code aCrashedHolderFreesTheLockWithinItsBound} for {@code aKilledHolderProcessFreesTheLockWithinItsBound}),
-     * and reports the process rung as skipped, with this reason.
+     * {@code aDeadHolderFreesTheLockWithinItsBound} crashes the holder in process rather than killing a holder
+     * process); nothing is skipped.
      */
     default boolean crossProcess() {
         return true;
