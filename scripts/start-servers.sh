@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Starts every server Baton's tests need, if it is not already running: PostgreSQL (127.0.0.1:5432,
 # trust auth, database `test`), MariaDB (127.0.0.1:3306, root without password, database `test`),
-# Redis (127.0.0.1:6379) and PgBouncer in transaction mode in front of PostgreSQL (127.0.0.1:6432,
+# Redis (127.0.0.1:6379), ZooKeeper (127.0.0.1:2181) and PgBouncer in transaction mode in front of PostgreSQL (127.0.0.1:6432,
 # database `test`; the tests check that the session strategy refuses it). Installs a missing server
-# from Debian's packages first. Idempotent.
+# from Debian's packages first (ZooKeeper: its server jar from Maven Central, run as its own JVM). Idempotent.
 set -euo pipefail
 
 log() { echo "start-servers: $*" >&2; }
@@ -63,6 +63,39 @@ if ! port_open 6379; then
   wait_port Redis 6379
 fi
 
+# ZooKeeper 3.9 as its own process: the server jar from Maven Central (scripts/zookeeper/pom.xml), one
+# standalone server whose data lives in $zk (so sessions survive a restart, as on a real ensemble). Its start
+# command is written to $zk/run.sh, which the checker's `restart` fault runs again after stopping the server.
+zk=/var/lib/baton-zookeeper
+if ! port_open 2181; then
+  log "starting ZooKeeper"
+  mkdir -p "$zk/data"
+  here=$(cd "$(dirname "$0")" && pwd)
+  mvn -q -B -ntp -f "$here/zookeeper/pom.xml" dependency:build-classpath -Dmdep.outputFile="$zk/classpath.txt" >&2
+  cat > "$zk/zoo.cfg" <<CFG
+tickTime=1000
+minSessionTimeout=1000
+maxSessionTimeout=60000
+dataDir=$zk/data
+clientPort=2181
+clientPortAddress=127.0.0.1
+maxClientCnxns=0
+admin.enableServer=false
+4lw.commands.whitelist=*
+CFG
+  cat > "$zk/run.sh" <<RUN
+#!/bin/sh
+# Starts the tests' ZooKeeper in the background (written by scripts/start-servers.sh).
+cd "$zk" && nohup setsid java -Xmx512m -Dorg.slf4j.simpleLogger.defaultLogLevel=warn \\
+  -cp "\$(cat "$zk/classpath.txt")" org.apache.zookeeper.server.ZooKeeperServerMain "$zk/zoo.cfg" \\
+  >> "$zk/zookeeper.log" 2>&1 < /dev/null &
+echo \$! > "$zk/zookeeper.pid"
+RUN
+  chmod +x "$zk/run.sh"
+  "$zk/run.sh"
+  wait_port ZooKeeper 2181
+fi
+
 # PgBouncer in transaction mode, configured under /tmp (it refuses to run as root: it runs as postgres)
 if ! port_open 6432; then
   ensure_package pgbouncer pgbouncer
@@ -92,4 +125,4 @@ INI
   wait_port PgBouncer 6432
 fi
 
-log "PostgreSQL :5432, MariaDB :3306, Redis :6379 and PgBouncer :6432 are up"
+log "PostgreSQL :5432, MariaDB :3306, Redis :6379, ZooKeeper :2181 and PgBouncer :6432 are up"

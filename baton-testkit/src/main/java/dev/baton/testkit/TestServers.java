@@ -13,12 +13,21 @@ public final class TestServers {
     public static final String REDIS_HOST = "127.0.0.1";
     public static final int REDIS_PORT = 6379;
 
+    /** Where the tests' ZooKeeper listens (started by {@link #START_SCRIPT} as its own JVM, data on disk). */
+    public static final String ZOOKEEPER_HOST = "127.0.0.1";
+    public static final int ZOOKEEPER_PORT = 2181;
+
     private TestServers() {
     }
 
     /** Fails with a message naming Redis and {@link #START_SCRIPT} if the tests' Redis is down. */
     public static void requireRedis() {
         require("Redis", REDIS_HOST, REDIS_PORT);
+    }
+
+    /** Fails with a message naming ZooKeeper and {@link #START_SCRIPT} if the tests' ZooKeeper is down. */
+    public static void requireZooKeeper() {
+        require("ZooKeeper", ZOOKEEPER_HOST, ZOOKEEPER_PORT);
     }
 
     /**
