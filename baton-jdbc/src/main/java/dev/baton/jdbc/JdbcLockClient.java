@@ -1,5 +1,6 @@
 package dev.baton.jdbc;
 
+import dev.baton.ForcedRelease;
 import dev.baton.LockClient;
 
 import java.time.Duration;

@@ -3,6 +3,7 @@ package dev.baton.jdbc;
 import dev.baton.DistributedLock;
 import dev.baton.DistributedReadWriteLock;
 import dev.baton.DialectMismatchException;
+import dev.baton.ForcedRelease;
 import dev.baton.LockBackendException;
 import dev.baton.LockClient;
 import dev.baton.LockConfigurationException;

@@ -1,5 +1,6 @@
 package dev.baton.jdbc;
 
+import dev.baton.ForcedRelease;
 import dev.baton.Lease;
 import dev.baton.LockClient;
 import dev.baton.LockException;

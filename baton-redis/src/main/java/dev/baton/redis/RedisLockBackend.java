@@ -1,5 +1,6 @@
 package dev.baton.redis;
 
+import dev.baton.ForcedRelease;
 import dev.baton.LockBackendException;
 import dev.baton.LockInfo;
 import dev.baton.spi.AcquireRequest;
@@ -34,6 +35,8 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
@@ -364,6 +367,38 @@ final class RedisLockBackend implements NotifiesReleases, ConfirmsGrants, ReadWr
         } catch (RedisException e) {
             throw failed(what, e);
         }
+    }
+
+    /**
+     * Reads the live exclusive grant of {@code name} and releases exactly that grant (owner and token) with the
+     * holder's own release script, so a grant made in between is never ended; if it changed in between, looks again
+     * (at most three times).
+     */
+    Optional<ForcedRelease> forceRelease(String name, OptionalLong token) {
+        RedisKeys.Lock k = RedisKeys.Lock.of(prefix, name);
+        String what = "force release of '" + name + "'";
+        for (int attempt = 0; attempt < 3; attempt++) {
+            String v;
+            long pttl;
+            try {
+                v = commands.get(k.exclusive());
+                pttl = v == null ? -2 : commands.pttl(k.exclusive());
+            } catch (RedisException e) {
+                throw failed(what, e);
+            }
+            String[] parts = v == null ? new String[0] : v.split("\\|", 3);
+            if (parts.length < 3 || !parts[0].matches("\\d{1,18}") || pttl == -2) {
+                return Optional.empty();
+            }
+            long live = Long.parseLong(parts[0]);
+            if (token.isPresent() && live != token.getAsLong()) {
+                return Optional.empty();
+            }
+            if (release(new LeaseKey(name, parts[2], live))) {
+                return Optional.of(new ForcedRelease(name, parts[2], live, Duration.ofMillis(Math.max(0, pttl))));
+            }
+        }
+        return Optional.empty();
     }
 
     @Override

@@ -1,6 +1,11 @@
 package dev.baton.redis;
 
+import dev.baton.DistributedLock;
+import dev.baton.DistributedReadWriteLock;
+import dev.baton.ForcedRelease;
 import dev.baton.LockClient;
+import dev.baton.LockInfo;
+import dev.baton.LockNames;
 import dev.baton.spi.AbstractClientBuilder;
 import dev.baton.spi.ClientSettings;
 import dev.baton.spi.LockClients;
@@ -11,6 +16,10 @@ import io.lettuce.core.protocol.CommandType;
 import io.lettuce.core.protocol.ProtocolKeyword;
 
 import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.OptionalLong;
+import java.util.function.Supplier;
 
 /**
  * Builds Redis {@link LockClient}s on Lettuce: the same API, options and exceptions as the JDBC clients.
@@ -144,7 +153,7 @@ public final class RedisLocks {
          * @throws dev.baton.LockBackendException if Redis cannot be reached
          */
         @Override
-        public LockClient build() {
+        public RedisLockClient build() {
             ClientSettings settings = settings();
             if (replicas > 0 && replicaTimeout.compareTo(commandTimeout) >= 0) {
                 throw new IllegalArgumentException("the replica timeout (" + replicaTimeout.toMillis()
@@ -166,7 +175,7 @@ public final class RedisLocks {
             RedisLockBackend backend = new RedisLockBackend(c, client == null, keyPrefix, commandTimeout, endpoint, replicas,
                     replicaTimeout);
             try {
-                return LockClients.create(backend, settings);
+                return new Client(LockClients.create(backend, settings), backend, keyPrefix);
             } catch (RuntimeException e) {
                 backend.close();
                 throw e;
@@ -175,6 +184,78 @@ public final class RedisLocks {
 
         private static boolean isScript(ProtocolKeyword type) {
             return type == CommandType.EVAL || type == CommandType.EVALSHA;
+        }
+    }
+
+    /** Delegates the API to the core client and adds the operator's force release. */
+    private static final class Client implements RedisLockClient {
+        private final LockClient core;
+        private final RedisLockBackend backend;
+        private final String keyPrefix;
+
+        Client(LockClient core, RedisLockBackend backend, String keyPrefix) {
+            this.core = core;
+            this.backend = backend;
+            this.keyPrefix = keyPrefix;
+        }
+
+        @Override
+        public String keyPrefix() {
+            return keyPrefix;
+        }
+
+        @Override
+        public Optional<ForcedRelease> forceRelease(String name, OptionalLong token) {
+            LockNames.validate(name);
+            if (token == null) {
+                throw new IllegalArgumentException("token must not be null (use OptionalLong.empty())");
+            }
+            return backend.forceRelease(name, token);
+        }
+
+        @Override
+        public DistributedLock lock(String name) {
+            return core.lock(name);
+        }
+
+        @Override
+        public DistributedReadWriteLock readWriteLock(String name) {
+            return core.readWriteLock(name);
+        }
+
+        @Override
+        public <T> T withLock(String name, Duration maxWait, Supplier<T> task) {
+            return core.withLock(name, maxWait, task);
+        }
+
+        @Override
+        public void withLock(String name, Duration maxWait, Runnable task) {
+            core.withLock(name, maxWait, task);
+        }
+
+        @Override
+        public List<LockInfo> list() {
+            return core.list();
+        }
+
+        @Override
+        public String clientId() {
+            return core.clientId();
+        }
+
+        @Override
+        public String backend() {
+            return core.backend();
+        }
+
+        @Override
+        public void close() {
+            core.close();
+        }
+
+        @Override
+        public String toString() {
+            return core.toString();
         }
     }
 }

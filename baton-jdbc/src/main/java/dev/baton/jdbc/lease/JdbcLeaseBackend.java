@@ -1,8 +1,8 @@
 package dev.baton.jdbc.lease;
 
+import dev.baton.ForcedRelease;
 import dev.baton.LockBackendException;
 import dev.baton.LockInfo;
-import dev.baton.jdbc.ForcedRelease;
 import dev.baton.jdbc.internal.ConnectionSupport;
 import dev.baton.jdbc.internal.ConnectionSupport.SqlCall;
 import dev.baton.jdbc.internal.DialectTraits;
