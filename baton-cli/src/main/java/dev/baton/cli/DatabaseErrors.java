@@ -43,6 +43,11 @@ final class DatabaseErrors {
         if (url.kind() == DatabaseUrl.Kind.SQLITE && sql != null) {
             return sqlite(url, sql, driver, e);
         }
+        if (url.kind() == DatabaseUrl.Kind.REDIS && (driver.contains("WRONGPASS") || driver.contains("NOAUTH")
+                || driver.contains("NOPERM"))) {
+            return new BatonFailure(ExitCodes.REFUSED, db + " refused the connection (credentials or permission): "
+                    + driver, e);
+        }
         String state = sql == null || sql.getSQLState() == null ? "" : sql.getSQLState();
         int code = sql == null ? 0 : sql.getErrorCode();
         if (state.startsWith("28") || code == 1045) {

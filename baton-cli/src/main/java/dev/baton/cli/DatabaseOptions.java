@@ -1,9 +1,14 @@
 package dev.baton.cli;
 
+import dev.baton.ForcedRelease;
+import dev.baton.LockClient;
 import dev.baton.LockException;
 import dev.baton.jdbc.JdbcLockClient;
 import dev.baton.jdbc.JdbcLocks;
 import dev.baton.jdbc.Strategy;
+import dev.baton.redis.RedisLockClient;
+import dev.baton.redis.RedisLocks;
+import io.lettuce.core.RedisURI;
 import org.sqlite.SQLiteDataSource;
 import picocli.CommandLine.Option;
 
@@ -14,6 +19,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.Optional;
+import java.util.OptionalLong;
 
 /**
  * The options every database subcommand shares: where the locks live, and how much to say. Remembers the
@@ -21,14 +27,16 @@ import java.util.Optional;
  */
 final class DatabaseOptions {
     @Option(names = "--url", paramLabel = "URL",
-            description = {"Lock database: jdbc:postgresql:…, jdbc:mariadb:…, jdbc:mysql:… (MariaDB driver) or "
-                    + "jdbc:sqlite:FILE (~/ is your home directory).",
+            description = {"Lock database: jdbc:postgresql:…, jdbc:mariadb:…, jdbc:mysql:… (MariaDB driver), "
+                    + "jdbc:sqlite:FILE (~/ is your home directory), or Redis: redis://[:PASSWORD@]HOST[:PORT][/DB]"
+                    + " (rediss:// for TLS).",
                     "Default: $" + DatabaseUrl.ENV + ", else the embedded SQLite file ~/.baton/baton.db."})
     String url;
 
     @Option(names = "--table", paramLabel = "NAME",
             description = "Lease table (default " + JdbcLocks.DEFAULT_TABLE + "). 'baton run' creates it if"
-                    + " missing; no other command does.")
+                    + " missing; no other command does. Not on Redis (its locks live under the key prefix "
+                    + RedisLocks.DEFAULT_KEY_PREFIX + ").")
     String table;
 
     @Option(names = {"-v", "--verbose"}, description = "Log progress and show stack traces of errors.")
@@ -63,6 +71,13 @@ final class DatabaseOptions {
      * @throws BatonFailure (64) for the session strategy on SQLite
      */
     OpenClient connect(DatabaseUrl databaseUrl, Duration leaseTime, Strategy strategy) {
+        if (databaseUrl.kind() == DatabaseUrl.Kind.REDIS) {
+            if (strategy == Strategy.SESSION) {
+                throw new BatonFailure(ExitCodes.USAGE, "--strategy session needs PostgreSQL or MariaDB/MySQL;"
+                        + " Redis (" + databaseUrl.shown() + ") holds leases: use --strategy lease (the default)", null);
+            }
+            return redis(databaseUrl, leaseTime);
+        }
         if (strategy == Strategy.SESSION && databaseUrl.kind() == DatabaseUrl.Kind.SQLITE) {
             throw new BatonFailure(ExitCodes.USAGE, "--strategy session needs PostgreSQL or MariaDB/MySQL;"
                     + " SQLite (" + databaseUrl.describe() + ") has no session locks: use --strategy lease", null);
@@ -97,6 +112,9 @@ final class DatabaseOptions {
      *                      is missing or incomplete, (69/77) if the database is unreachable or refused
      */
     OpenClient connectExisting(DatabaseUrl databaseUrl, Database.Access access) {
+        if (databaseUrl.kind() == DatabaseUrl.Kind.REDIS) {
+            return redis(databaseUrl, null);
+        }
         // a bad --table is a usage error, said before anything is opened: this builder is never built, it
         // only checks the name
         builder(new SQLiteDataSource());
@@ -121,7 +139,7 @@ final class DatabaseOptions {
      * taken with this table).
      */
     Optional<OpenClient> connectSessionIfPresent(DatabaseUrl databaseUrl) {
-        if (databaseUrl.kind() == DatabaseUrl.Kind.SQLITE) {
+        if (databaseUrl.kind() == DatabaseUrl.Kind.SQLITE || databaseUrl.kind() == DatabaseUrl.Kind.REDIS) {
             return Optional.empty();
         }
         Database database = Database.open(databaseUrl, home(), Database.Access.READ);
@@ -136,6 +154,32 @@ final class DatabaseOptions {
             database.close();
             throw e;
         }
+    }
+
+    /**
+     * A Redis lock client (baton-redis) with its own connections, closed with it. Nothing is created on Redis until
+     * a lock is taken.
+     *
+     * @throws BatonFailure (64) for {@code --table} or a URL Lettuce cannot parse
+     */
+    private OpenClient redis(DatabaseUrl databaseUrl, Duration leaseTime) {
+        if (table != null) {
+            throw new BatonFailure(ExitCodes.USAGE, "--table names a SQL lock table; Redis (" + databaseUrl.shown()
+                    + ") has no tables: its locks live under the key prefix " + RedisLocks.DEFAULT_KEY_PREFIX, null);
+        }
+        RedisURI uri;
+        try {
+            uri = RedisURI.create(databaseUrl.jdbcUrl());
+        } catch (IllegalArgumentException e) {
+            throw new BatonFailure(ExitCodes.USAGE, "invalid Redis URL '" + databaseUrl.shown() + "': "
+                    + databaseUrl.scrub(BatonCommand.oneLine(e.getMessage())), e);
+        }
+        uri.setTimeout(Database.SOCKET_TIMEOUT);
+        RedisLocks.Builder builder = RedisLocks.builder(uri).commandTimeout(Database.SOCKET_TIMEOUT);
+        if (leaseTime != null) {
+            builder.leaseTime(leaseTime);
+        }
+        return new OpenClient(builder.build(), () -> { });
     }
 
     private JdbcLocks.Builder builder(DataSource dataSource) {
@@ -192,18 +236,46 @@ final class DatabaseOptions {
     }
 
     /**
-     * A lock client and the database under it, closed together (client first).
+     * A lock client and what it runs on (a SQL database's pool), closed together (client first).
      *
-     * @param client   the lock client
-     * @param database its connections
+     * @param client   the lock client: a {@link JdbcLockClient} or a {@link RedisLockClient}
+     * @param database its connections, if they are not the client's own
      */
-    record OpenClient(JdbcLockClient client, Database database) implements AutoCloseable {
+    record OpenClient(LockClient client, AutoCloseable database) implements AutoCloseable {
+
+        /** The operator's force release, on either kind of client. */
+        Optional<ForcedRelease> forceRelease(String name, OptionalLong token) {
+            if (client instanceof JdbcLockClient jdbc) {
+                return jdbc.forceRelease(name, token);
+            }
+            return ((RedisLockClient) client).forceRelease(name, token);
+        }
+
+        /**
+         * Deletes lease rows that ended more than {@code olderThan} ago.
+         *
+         * @throws BatonFailure (64) on Redis, whose grants expire by themselves
+         */
+        int purgeExpired(Duration olderThan, DatabaseUrl url) {
+            if (client instanceof JdbcLockClient jdbc) {
+                return jdbc.purgeExpired(olderThan);
+            }
+            throw new BatonFailure(ExitCodes.USAGE, "nothing to purge on Redis (" + url.shown() + "): a grant's key"
+                    + " expires with its lease", null);
+        }
+
         @Override
         public void close() {
             try {
                 client.close();
+            } catch (RuntimeException e) {
+                // closing does not fail in a way the user can act on; the process is ending anyway
             } finally {
-                database.close();
+                try {
+                    database.close();
+                } catch (Exception e) {
+                    // as above
+                }
             }
         }
     }

@@ -11,11 +11,12 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * A database URL the CLI can open: which kind of database, the JDBC URL handed to the driver, and the URL
- * as the user wrote it (with any password hidden) for messages.
+ * A lock server URL the CLI can open: which kind of server, the URL handed to its driver, and the URL as the user
+ * wrote it (with any password hidden) for messages.
  *
- * @param kind    the database kind
- * @param jdbcUrl the URL given to the driver ({@code jdbc:mysql:} is rewritten to {@code jdbc:mariadb:})
+ * @param kind    the server kind
+ * @param jdbcUrl the URL given to the driver: the JDBC URL ({@code jdbc:mysql:} is rewritten to
+ *                {@code jdbc:mariadb:}), or the {@code redis://} / {@code rediss://} URI given to Lettuce
  * @param shown   the URL as written, password hidden, for messages
  * @param rawUrl  the URL as written, to find its passwords in other text ({@link #scrub}); never printed
  */
@@ -23,7 +24,7 @@ record DatabaseUrl(Kind kind, String jdbcUrl, String shown, String rawUrl) {
     /** The environment variable read when {@code --url} is not given. */
     static final String ENV = "BATON_URL";
     /** The prefixes accepted, for messages and help. */
-    static final String SUPPORTED = "jdbc:postgresql:, jdbc:mariadb:, jdbc:mysql: or jdbc:sqlite:";
+    static final String SUPPORTED = "jdbc:postgresql:, jdbc:mariadb:, jdbc:mysql:, jdbc:sqlite:, redis:// or rediss://";
     private static final String SQLITE_PREFIX = "jdbc:sqlite:";
     /** The value of a {@code password=} parameter, in a URL or in any text that contains one. */
     private static final Pattern PASSWORD_PARAMETER = Pattern.compile("(?i)(?<=[?&;]password=)([^&;\\s]*)");
@@ -35,11 +36,13 @@ record DatabaseUrl(Kind kind, String jdbcUrl, String shown, String rawUrl) {
         return "DatabaseUrl[" + kind + ", " + shown + "]";
     }
 
-    /** The kinds of database, each with its JDBC driver. */
+    /** The kinds of lock server, each SQL database with its JDBC driver. */
     enum Kind {
         POSTGRESQL("org.postgresql.Driver"),
         MARIADB("org.mariadb.jdbc.Driver"),
-        SQLITE("org.sqlite.JDBC");
+        SQLITE("org.sqlite.JDBC"),
+        /** Redis through Lettuce (baton-redis): no JDBC driver, no table. */
+        REDIS(null);
 
         private final String driver;
 
@@ -147,6 +150,10 @@ record DatabaseUrl(Kind kind, String jdbcUrl, String shown, String rawUrl) {
         }
         if (lower.startsWith("jdbc:sqlite:") && url.length() > "jdbc:sqlite:".length()) {
             return new DatabaseUrl(Kind.SQLITE, url, shown, url);
+        }
+        if ((lower.startsWith("redis://") && url.length() > "redis://".length())
+                || (lower.startsWith("rediss://") && url.length() > "rediss://".length())) {
+            return new DatabaseUrl(Kind.REDIS, url, shown, url);
         }
         throw new BatonFailure(ExitCodes.USAGE, "unsupported database URL '" + shown + "' (from " + source
                 + "): use " + SUPPORTED, null);

@@ -53,7 +53,7 @@ final class PurgeCommand implements Callable<Integer> {
         DatabaseUrl url = database.resolveUrl();
         int purged;
         try (DatabaseOptions.OpenClient open = database.connectExisting(url, Database.Access.WRITE)) {
-            purged = open.client().purgeExpired(olderThan);
+            purged = open.purgeExpired(olderThan, url);
         }
         spec.commandLine().getOut().println("purged " + purged + (purged == 1 ? " row" : " rows") + " of locks"
                 + " whose lease ended more than " + Durations.format(olderThan) + " ago from table "

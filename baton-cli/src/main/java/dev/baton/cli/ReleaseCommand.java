@@ -1,8 +1,8 @@
 package dev.baton.cli;
 
+import dev.baton.ForcedRelease;
 import dev.baton.LockInfo;
 import dev.baton.LockNames;
-import dev.baton.jdbc.ForcedRelease;
 import dev.baton.jdbc.StrategyConflictException;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -60,7 +60,7 @@ final class ReleaseCommand implements Callable<Integer> {
         String lock = "lock '" + Names.escape(name) + "'";
         Optional<ForcedRelease> released;
         try (DatabaseOptions.OpenClient open = database.connectExisting(url, Database.Access.WRITE)) {
-            released = open.client().forceRelease(name, token == null ? OptionalLong.empty() : OptionalLong.of(token));
+            released = open.forceRelease(name, token == null ? OptionalLong.empty() : OptionalLong.of(token));
         } catch (StrategyConflictException e) {
             // the session strategy's claim on the name: not a lease, never released from here
             spec.commandLine().getErr().println("baton: " + sessionClaim(lock));
