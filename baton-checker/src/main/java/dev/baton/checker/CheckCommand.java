@@ -14,8 +14,10 @@ import java.time.Duration;
 import java.time.LocalDateTime;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.Callable;
 
@@ -57,8 +59,9 @@ public final class CheckCommand implements Callable<Integer> {
     List<String> urls;
 
     @Option(names = "--strategy", defaultValue = "lease", paramLabel = "S",
-            description = "Strategy: lease (JDBC lease rows), session (PostgreSQL advisory locks, MariaDB/MySQL GET_LOCK),"
-                    + " run-once (JdbcLockClient.runOnce on a schedule), or a class implementing"
+            description = "Strategy: lease (JDBC lease rows; on a redis:// URL, Baton's Redis locks), session (PostgreSQL"
+                    + " advisory locks, MariaDB/MySQL GET_LOCK), run-once (JdbcLockClient.runOnce on a schedule),"
+                    + " redis (Baton's Redis locks), or a class implementing"
                     + " dev.baton.checker.CheckStrategy (default ${DEFAULT-VALUE}).")
     String strategy;
 
@@ -100,7 +103,8 @@ public final class CheckCommand implements Callable<Integer> {
 
     @Option(names = "--allow-restart", description = "Allow the restart fault, which stops and starts the database"
             + " server on this host as scripts/start-servers.sh does (PostgreSQL: pg_ctlcluster restart -m fast;"
-            + " MariaDB: SIGTERM, then start-stop-daemon). Every client of that server loses its sessions.")
+            + " MariaDB: SIGTERM, then start-stop-daemon; Redis: SHUTDOWN NOSAVE, then redis-server without"
+            + " persistence, losing every key). Every client of that server loses its sessions.")
     boolean allowRestart;
 
     @Option(names = "--seed", paramLabel = "N", description = "Seed for the workers' and the nemesis' choices (default: random, printed).")
@@ -211,17 +215,20 @@ public final class CheckCommand implements Callable<Integer> {
                     + " session of every client on it: add --allow-restart to mean it");
         }
         Pool poolMode = Pool.byId(pool);
-        CheckStrategy strat = Strategies.byName(strategy);
+        Map<String, CheckStrategy> strategies = new LinkedHashMap<>();
         for (String u : urls) {
-            strat.validate(u, poolMode);
+            CheckStrategy s = Strategies.forUrl(strategy, u);
+            s.validate(u, poolMode);
             if (kinds.contains("restart") && !u.toLowerCase(java.util.Locale.ROOT).startsWith("jdbc:sqlite:")) {
                 ServerRestart.of(u);
             }
+            strategies.put(u, s);
         }
         long baseSeed = seed != null ? seed : System.nanoTime() & 0xFFFFFF;
         Path dir = workDir != null ? workDir : Path.of(System.getProperty("java.io.tmpdir"),
                 "baton-check-" + LocalDateTime.now().format(DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss")));
-        out.println("baton check: strategy " + strat.name() + (poolMode == Pool.DEFAULT ? "" : ", pool " + poolMode)
+        out.println("baton check: strategy " + String.join(", ", new java.util.LinkedHashSet<>(
+                strategies.values().stream().map(CheckStrategy::name).toList())) + (poolMode == Pool.DEFAULT ? "" : ", pool " + poolMode)
                 + ", " + n + " workers, " + k + " locks, lease "
                 + leaseTime.toMillis() + " ms, " + runTime.toSeconds() + " s per scenario, seed " + baseSeed
                 + ", event logs in " + dir);
@@ -229,7 +236,7 @@ public final class CheckCommand implements Callable<Integer> {
         int i = 0;
         for (String u : urls) {
             for (String f : kinds) {
-                ScenarioSpec spec = new ScenarioSpec(strat, u, table, n, k, leaseTime, runTime, f, baseSeed + i,
+                ScenarioSpec spec = new ScenarioSpec(strategies.get(u), u, table, n, k, leaseTime, runTime, f, baseSeed + i,
                         dir.resolve(i + "-" + f), Fence.STRICT, ScenarioSpec.DEFAULT_WORKER_JVM, poolMode,
                         quick ? ScenarioSpec.QUICK_MARGIN : ScenarioSpec.MARGIN);
                 i++;

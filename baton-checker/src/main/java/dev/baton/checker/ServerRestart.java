@@ -27,7 +27,10 @@ import java.util.stream.Stream;
  *   <li>PostgreSQL: {@code pg_ctlcluster --skip-systemctl-redirect <version> main restart -m fast} (a fast
  *       shutdown: sessions are ended, the server checkpoints and starts again);</li>
  *   <li>MariaDB/MySQL: {@code SIGTERM} to {@code mariadbd} (a clean shutdown), wait until it is gone, then
- *       {@code start-stop-daemon --start --oknodo --background --exec /usr/sbin/mariadbd}.</li>
+ *       {@code start-stop-daemon --start --oknodo --background --exec /usr/sbin/mariadbd};</li>
+ *   <li>Redis: {@code redis-cli -p <port> shutdown nosave}, wait until the port is closed, then
+ *       {@code redis-server} with the options of {@code scripts/start-servers.sh} (no persistence: every key is
+ *       lost, as in a failover to an empty server).</li>
  * </ul>
  * Either way it returns once the server accepts TCP connections again, or throws after {@link #TIMEOUT}.
  * The server must be on this host (a loopback URL): the checker refuses to restart anything else.
@@ -36,13 +39,26 @@ final class ServerRestart {
     /** How long a restart may take before the checker gives up on it. */
     static final Duration TIMEOUT = Duration.ofSeconds(60);
     static final String SCRIPT = "scripts/start-servers.sh";
-    private static final Pattern HOST_PORT = Pattern.compile("(?i)jdbc:(postgresql|mariadb|mysql)://([^/:?,]+)(?::(\\d+))?.*");
+    private static final Pattern HOST_PORT = Pattern.compile("(?i)(?:jdbc:)?(postgresql|mariadb|mysql|redis)://(?:[^@/]*@)?([^/:?,]+)(?::(\\d+))?.*");
 
-    private final boolean postgres;
+    /** The servers the checker can restart. */
+    private enum Server {
+        POSTGRESQL("PostgreSQL", 5432), MARIADB("MariaDB", 3306), REDIS("Redis", 6379);
+
+        final String label;
+        final int defaultPort;
+
+        Server(String label, int defaultPort) {
+            this.label = label;
+            this.defaultPort = defaultPort;
+        }
+    }
+
+    private final Server server;
     private final InetSocketAddress address;
 
-    private ServerRestart(boolean postgres, InetSocketAddress address) {
-        this.postgres = postgres;
+    private ServerRestart(Server server, InetSocketAddress address) {
+        this.server = server;
         this.address = address;
     }
 
@@ -53,12 +69,17 @@ final class ServerRestart {
      */
     static ServerRestart of(String url) {
         Matcher m = HOST_PORT.matcher(url);
-        if (!m.matches()) {
-            throw new IllegalArgumentException("--faults restart: '" + url + "' is not a PostgreSQL or MariaDB/MySQL"
-                    + " server URL with a //host part; restart works on servers started as " + SCRIPT + " starts them");
+        boolean jdbc = url.toLowerCase(Locale.ROOT).startsWith("jdbc:");
+        if (!m.matches() || jdbc == m.group(1).equalsIgnoreCase("redis")) {
+            throw new IllegalArgumentException("--faults restart: '" + url + "' is not a PostgreSQL, MariaDB/MySQL or"
+                    + " Redis server URL with a //host part; restart works on servers started as " + SCRIPT + " starts them");
         }
-        boolean pg = m.group(1).equalsIgnoreCase("postgresql");
-        int port = m.group(3) != null ? Integer.parseInt(m.group(3)) : pg ? 5432 : 3306;
+        Server server = switch (m.group(1).toLowerCase(Locale.ROOT)) {
+            case "postgresql" -> Server.POSTGRESQL;
+            case "redis" -> Server.REDIS;
+            default -> Server.MARIADB;
+        };
+        int port = m.group(3) != null ? Integer.parseInt(m.group(3)) : server.defaultPort;
         String host = m.group(2);
         try {
             if (!InetAddress.getByName(host).isLoopbackAddress()) {
@@ -68,20 +89,37 @@ final class ServerRestart {
         } catch (UnknownHostException e) {
             throw new IllegalArgumentException("--faults restart: unknown host '" + host + "'", e);
         }
-        return new ServerRestart(pg, new InetSocketAddress(host, port));
+        return new ServerRestart(server, new InetSocketAddress(host, port));
     }
 
     /** For the report: what the restart does. */
     String description() {
-        return postgres ? "pg_ctlcluster restart -m fast" : "SIGTERM mariadbd + start-stop-daemon";
+        return switch (server) {
+            case POSTGRESQL -> "pg_ctlcluster restart -m fast";
+            case MARIADB -> "SIGTERM mariadbd + start-stop-daemon";
+            case REDIS -> "SHUTDOWN NOSAVE + redis-server (no persistence)";
+        };
     }
 
     /** Restarts the server; returns once it accepts connections again. */
     void run() throws IOException, InterruptedException {
         long deadline = System.nanoTime() + TIMEOUT.toNanos();
-        if (postgres) {
+        if (server == Server.POSTGRESQL) {
             String version = postgresVersion();
             exec(List.of("pg_ctlcluster", "--skip-systemctl-redirect", version, "main", "restart", "-m", "fast"));
+        } else if (server == Server.REDIS) {
+            String port = Integer.toString(address.getPort());
+            exec(List.of("redis-cli", "-h", address.getHostString(), "-p", port, "shutdown", "nosave"), true);
+            while (accepts()) {
+                if (System.nanoTime() - deadline > 0) {
+                    throw new IOException("Redis at " + address + " did not stop within " + TIMEOUT.toSeconds()
+                            + " s of SHUTDOWN NOSAVE");
+                }
+                Thread.sleep(50);
+            }
+            // as scripts/start-servers.sh starts it
+            exec(List.of("redis-server", "--daemonize", "yes", "--bind", "127.0.0.1", "-::1", "--port", port,
+                    "--save", "", "--appendonly", "no", "--dir", "/var/lib/redis", "--logfile", "/var/log/redis/ci.log"));
         } else {
             ProcessHandle server = mariadbd().orElseThrow(() -> new IOException("no mariadbd process on this host"
                     + " (" + SCRIPT + " starts it)"));
@@ -97,7 +135,7 @@ final class ServerRestart {
         }
         while (!accepts()) {
             if (System.nanoTime() - deadline > 0) {
-                throw new IOException((postgres ? "PostgreSQL" : "MariaDB") + " at " + address + " did not accept"
+                throw new IOException(server.label + " at " + address + " did not accept"
                         + " connections within " + TIMEOUT.toSeconds() + " s of its restart; " + SCRIPT
                         + " starts it again");
             }
@@ -128,6 +166,11 @@ final class ServerRestart {
     }
 
     private static void exec(List<String> cmd) throws IOException, InterruptedException {
+        exec(cmd, false);
+    }
+
+    /** @param closesConnection the command ends the server, which may drop its connection before answering */
+    private static void exec(List<String> cmd, boolean closesConnection) throws IOException, InterruptedException {
         // output to a file, not a pipe: a server started in the background may keep the pipe open for ever
         Path out = Files.createTempFile("baton-check-restart", ".log");
         try {
@@ -137,7 +180,7 @@ final class ServerRestart {
                 p.destroyForcibly();
                 throw new IOException(String.join(" ", cmd) + " did not finish within " + TIMEOUT.toSeconds() + " s");
             }
-            if (p.exitValue() != 0) {
+            if (p.exitValue() != 0 && !closesConnection) {
                 throw new IOException(String.join(" ", cmd) + " failed with status " + p.exitValue() + ": "
                         + Files.readString(out, StandardCharsets.UTF_8).strip() + " (" + SCRIPT + " starts the servers)");
             }

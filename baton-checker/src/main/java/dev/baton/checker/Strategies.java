@@ -9,7 +9,8 @@ final class Strategies {
     private static final Map<String, Supplier<CheckStrategy>> BY_NAME = new TreeMap<>(Map.of(
             "lease", JdbcLeaseStrategy::new,
             "session", JdbcSessionStrategy::new,
-            "run-once", JdbcRunOnceStrategy::new));
+            "run-once", JdbcRunOnceStrategy::new,
+            "redis", RedisStrategy::new));
 
     private Strategies() {
     }
@@ -39,6 +40,17 @@ final class Strategies {
         throw new IllegalArgumentException("--strategy: unknown strategy '" + name + "'; known: "
                 + String.join(", ", BY_NAME.keySet()) + " (or the name of a class implementing "
                 + CheckStrategy.class.getName() + ")");
+    }
+
+    /**
+     * The strategy to check {@code url} with: {@code lease}, the default, on a {@code redis://} URL is Redis's
+     * lease ({@code redis}); anything else as {@link #byName}.
+     */
+    static CheckStrategy forUrl(String name, String url) {
+        if (name.equals("lease") && RedisStrategy.isRedis(url)) {
+            return new RedisStrategy();
+        }
+        return byName(name);
     }
 
     /** The value to pass to a worker so it loads the same strategy. */

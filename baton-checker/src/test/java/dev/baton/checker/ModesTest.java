@@ -43,6 +43,23 @@ class ModesTest {
         assertThat(ServerRestart.of("jdbc:mariadb://localhost/test").description()).contains("mariadbd");
         assertThatThrownBy(() -> ServerRestart.of("jdbc:sqlite:/tmp/x.db")).hasMessageContaining("scripts/start-servers.sh");
         assertThatThrownBy(() -> ServerRestart.of("jdbc:postgresql://192.0.2.1/test")).hasMessageContaining("not this host");
+        assertThat(ServerRestart.of("redis://127.0.0.1:6379").description()).contains("SHUTDOWN NOSAVE");
+        assertThat(ServerRestart.of("redis://:pw@localhost/2").description()).contains("no persistence");
+        assertThatThrownBy(() -> ServerRestart.of("redis://192.0.2.1:6379")).hasMessageContaining("not this host");
+        assertThatThrownBy(() -> ServerRestart.of("jdbc:redis://127.0.0.1")).hasMessageContaining("not a PostgreSQL");
+    }
+
+    @Test
+    void aRedisUrlIsCheckedWithTheRedisStrategyUnlessAnotherIsNamed() {
+        assertThat(Strategies.forUrl("lease", "redis://127.0.0.1:6379").name()).isEqualTo("redis");
+        assertThat(Strategies.forUrl("lease", "REDISS://host").name()).isEqualTo("redis");
+        assertThat(Strategies.forUrl("lease", "jdbc:postgresql://127.0.0.1/test").name()).isEqualTo("lease");
+        assertThat(Strategies.byName("redis").name()).isEqualTo("redis");
+        assertThatThrownBy(() -> Strategies.forUrl("session", "redis://127.0.0.1").validate("redis://127.0.0.1"))
+                .hasMessageContaining("jdbc:postgresql:");
+        assertThatThrownBy(() -> new RedisStrategy().validate("jdbc:postgresql://127.0.0.1/test"))
+                .hasMessageContaining("redis://");
+        assertThat(RedisStrategy.prefix("baton_check")).isEqualTo("baton_check:");
     }
 
     @Test

@@ -11,7 +11,7 @@ import java.nio.file.Path;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * {@code baton check --faults restart --allow-restart}: one restart of each server (PostgreSQL, MariaDB)
+ * {@code baton check --faults restart --allow-restart}: one restart of each server (PostgreSQL, MariaDB, Redis)
  * while workers hold leases, in the quick profile with 5 s of faults; tokens must stay monotonic across it
  * ((b)) and every lock must be granted again within its bound after the server is back ((c), (d)). It
  * restarts the servers of this machine: CI runs the integration tests one at a time, so nothing else uses
@@ -44,6 +44,13 @@ class RestartIT {
     void mariadbRestartKeepsTokensMonotonicAndLocksRecover() {
         TestServers.require("MariaDB", "127.0.0.1", 3306);
         check("jdbc:mariadb://127.0.0.1:3306/test?user=root", "lease");
+    }
+
+    /** Redis runs without persistence here: a restart loses every key, so tokens rest on the seed from TIME. */
+    @Test
+    void redisRestartKeepsTokensMonotonicAndLocksRecover() {
+        TestServers.requireRedis();
+        check("redis://127.0.0.1:6379", "redis");
     }
 
     @Test

@@ -1,0 +1,76 @@
+package dev.baton.checker;
+
+import dev.baton.testkit.TestServers;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Set;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The controller's view of Redis ({@link RedisStrategy}): a holder's connections are found by their client port and
+ * killed with {@code CLIENT KILL ID}; the orphan count of check (d) sees only connections opened before the mark.
+ */
+class RedisCheckBackendIT {
+    static final String URL = "redis://127.0.0.1:6379";
+
+    @BeforeEach
+    void redisIsUp() {
+        TestServers.requireRedis();
+    }
+
+    /** A raw connection to Redis that has said PING, so the server lists it. */
+    private static Socket connection() throws Exception {
+        Socket s = new Socket();
+        s.connect(new InetSocketAddress(TestServers.REDIS_HOST, TestServers.REDIS_PORT), 2000);
+        OutputStream out = s.getOutputStream();
+        out.write("PING\r\n".getBytes(StandardCharsets.US_ASCII));
+        out.flush();
+        InputStream in = s.getInputStream();
+        byte[] reply = new byte[7];
+        assertThat(in.readNBytes(reply, 0, 7)).isEqualTo(7);
+        assertThat(new String(reply, StandardCharsets.US_ASCII)).isEqualTo("+PONG\r\n");
+        return s;
+    }
+
+    @Test
+    void aConnectionOpenedAfterTheMarkIsNotAStoppedWorkersEvenFromOneOfItsPorts() throws Exception {
+        try (CheckBackend backend = new RedisStrategy().open(URL, "baton_check_orphans_it", Duration.ofSeconds(2));
+             Socket before = connection()) {
+            long mark = backend.sessionMark();
+            try (Socket after = connection()) {
+                Set<Integer> ports = Set.of(before.getLocalPort(), after.getLocalPort());
+                assertThat(backend.countSessions(ports, mark)).as("connections from those ports opened before the mark")
+                        .isEqualTo(1);
+                assertThat(backend.countSessions(ports, Long.MAX_VALUE)).as("all connections from those ports")
+                        .isEqualTo(2);
+            }
+        }
+    }
+
+    @Test
+    void killSessionsEndsExactlyTheConnectionsFromThosePorts() throws Exception {
+        try (CheckBackend backend = new RedisStrategy().open(URL, "baton_check_kill_it", Duration.ofSeconds(2));
+             Socket victim = connection(); Socket bystander = connection()) {
+            assertThat(backend.killSessions(Set.of(victim.getLocalPort()))).isEqualTo(1);
+            assertThat(victim.getInputStream().read()).as("the server closed the killed connection").isEqualTo(-1);
+            assertThat(backend.countSessions(Set.of(victim.getLocalPort(), bystander.getLocalPort()), Long.MAX_VALUE))
+                    .as("the bystander's connection is alive").isEqualTo(1);
+        }
+    }
+
+    @Test
+    void theUrlThroughAProxyKeepsCredentialsAndDatabase() {
+        try (CheckBackend backend = new RedisStrategy().open(URL + "/0", "baton_check_url_it", Duration.ofSeconds(2))) {
+            assertThat(backend.urlThroughProxy(40001)).isEqualTo("redis://127.0.0.1:40001/0");
+            assertThat(backend.serverAddress()).contains(new InetSocketAddress("127.0.0.1", 6379));
+        }
+    }
+}
