@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds Baton and its benchmark module, then runs every workload (W0 floors, W1 uncontended, W2 contended,
-# W3 many locks) for every subject against the servers of scripts/start-servers.sh, plus an in-process
-# ZooKeeper. Writes bench/results/<time>-<mode>.{md,json} and bench/results/latest-<mode>.{md,json}.
+# W3 many locks) for every subject against the servers of scripts/start-servers.sh (ZooKeeper included, as its
+# own process). Writes bench/results/<time>-<mode>.{md,json} and bench/results/latest-<mode>.{md,json}.
 #
 #   bench/run.sh            full run (about 10 minutes), the one docs/BENCHMARKS.md quotes
 #   bench/run.sh --quick    smoke run (about 2 minutes): CI uses it to check that everything runs and that the

@@ -1,6 +1,5 @@
 package dev.baton.bench;
 
-import org.apache.curator.test.TestingServer;
 import org.openjdk.jmh.results.BenchmarkResult;
 import org.openjdk.jmh.results.IterationResult;
 import org.openjdk.jmh.results.RunResult;
@@ -68,72 +67,69 @@ public final class BenchMain {
         log("mode " + mode.name() + ", " + subjects.size() + " subjects, workloads " + workloads);
 
         prepare();
-        try (TestingServer zk = new TestingServer(true)) {
-            System.setProperty("bench.zk", zk.getConnectString());
-            Report report = new Report(mode, started, subjects);
-            report.machine = Machine.describe();
+        Report report = new Report(mode, started, subjects);
+        report.machine = Machine.describe();
 
-            if (workloads.contains("w0")) {
-                log("W0 floors");
-                report.floors = jmh(FloorBench.class, "floor", Floors.IDS, mode);
+        if (workloads.contains("w0")) {
+            log("W0 floors");
+            report.floors = jmh(FloorBench.class, "floor", Floors.IDS, mode);
+        }
+        if (workloads.contains("w1")) {
+            log("W1 uncontended");
+            report.uncontended = jmh(UncontendedBench.class, "subject",
+                    subjects.stream().map(Subject::id).toList(), mode);
+        }
+        if (workloads.contains("w2")) {
+            for (Subject s : subjects) {
+                log("W2 contended: " + s.id());
+                Contended.Result r = Contended.run(s, mode.w2Warmup(), mode.w2Seconds());
+                report.contended.add(r);
+                log(String.format("  %.0f grants/s, %.0f cross-client/s, max inside %d, counter-grants %d%s",
+                        r.grantsPerSecond(), r.crossClientPerSecond(), r.maxInside(), r.unguarded() - r.allGrants(),
+                        r.error() == null ? "" : ", ERROR " + r.error()));
             }
-            if (workloads.contains("w1")) {
-                log("W1 uncontended");
-                report.uncontended = jmh(UncontendedBench.class, "subject",
-                        subjects.stream().map(Subject::id).toList(), mode);
-            }
-            if (workloads.contains("w2")) {
-                for (Subject s : subjects) {
-                    log("W2 contended: " + s.id());
-                    Contended.Result r = Contended.run(s, mode.w2Warmup(), mode.w2Seconds());
-                    report.contended.add(r);
-                    log(String.format("  %.0f grants/s, %.0f cross-client/s, max inside %d, counter-grants %d%s",
-                            r.grantsPerSecond(), r.crossClientPerSecond(), r.maxInside(), r.unguarded() - r.allGrants(),
+        }
+        if (workloads.contains("w3")) {
+            for (Subject s : subjects) {
+                if (!s.manyLocks()) {
+                    continue;
+                }
+                for (int n : mode.w3Sizes()) {
+                    log("W3 many locks: " + s.id() + " x " + n);
+                    ManyLocks.Result r = ManyLocks.run(s, n, mode.w3Intervals());
+                    report.manyLocks.add(r);
+                    log(String.format("  connections %d, renewals/interval %.1f, heap/lock %.0f B, acquire all %.0f ms%s",
+                            r.connections(), r.renewalsPerInterval(), r.heapBytesPerLock(), r.acquireAllMillis(),
                             r.error() == null ? "" : ", ERROR " + r.error()));
                 }
             }
-            if (workloads.contains("w3")) {
-                for (Subject s : subjects) {
-                    if (!s.manyLocks()) {
-                        continue;
-                    }
-                    for (int n : mode.w3Sizes()) {
-                        log("W3 many locks: " + s.id() + " x " + n);
-                        ManyLocks.Result r = ManyLocks.run(s, n, mode.w3Intervals());
-                        report.manyLocks.add(r);
-                        log(String.format("  connections %d, renewals/interval %.1f, heap/lock %.0f B, acquire all %.0f ms%s",
-                                r.connections(), r.renewalsPerInterval(), r.heapBytesPerLock(), r.acquireAllMillis(),
-                                r.error() == null ? "" : ", ERROR " + r.error()));
-                    }
-                }
-            }
-            report.finished = Instant.now();
-            Files.createDirectories(out);
-            String stamp = started.toString().replace(":", "").replaceAll("\\.\\d+", "");
-            Path md = out.resolve(stamp + "-" + mode.name() + ".md");
-            Path json = out.resolve(stamp + "-" + mode.name() + ".json");
-            String markdown = report.markdown();
-            Files.writeString(md, markdown);
-            Files.writeString(json, report.json());
-            Files.writeString(out.resolve("latest-" + mode.name() + ".md"), markdown);
-            Files.writeString(out.resolve("latest-" + mode.name() + ".json"), report.json());
-            System.out.println();
-            System.out.println(markdown);
-            log("wrote " + md + " and " + json);
-
-            List<String> unsafe = report.contended.stream().filter(r -> r.error() == null && !r.safe())
-                    .map(Contended.Result::subject).toList();
-            List<String> failed = report.failures();
-            if (!unsafe.isEmpty()) {
-                log("SAFETY VIOLATION (two holders at once or lost updates): " + unsafe);
-                System.exit(1);
-            }
-            if (!failed.isEmpty()) {
-                log("FAILED to run: " + failed);
-                System.exit(2);
-            }
-            log("all safety columns zero");
         }
+        report.finished = Instant.now();
+        Files.createDirectories(out);
+        String stamp = started.toString().replace(":", "").replaceAll("\\.\\d+", "");
+        Path md = out.resolve(stamp + "-" + mode.name() + ".md");
+        Path json = out.resolve(stamp + "-" + mode.name() + ".json");
+        String markdown = report.markdown();
+        Files.writeString(md, markdown);
+        Files.writeString(json, report.json());
+        Files.writeString(out.resolve("latest-" + mode.name() + ".md"), markdown);
+        Files.writeString(out.resolve("latest-" + mode.name() + ".json"), report.json());
+        System.out.println();
+        System.out.println(markdown);
+        log("wrote " + md + " and " + json);
+
+        List<String> unsafe = report.contended.stream().filter(r -> r.error() == null && !r.safe())
+                .map(Contended.Result::subject).toList();
+        List<String> failed = report.failures();
+        if (!unsafe.isEmpty()) {
+            log("SAFETY VIOLATION (two holders at once or lost updates): " + unsafe);
+            System.exit(1);
+        }
+        if (!failed.isEmpty()) {
+            log("FAILED to run: " + failed);
+            System.exit(2);
+        }
+        log("all safety columns zero");
         System.exit(0); // client libraries leave non-daemon threads behind
     }
 
@@ -177,7 +173,7 @@ public final class BenchMain {
                     .measurementTime(TimeValue.milliseconds((long) (mode.iterationSeconds() * 1000)))
                     .shouldFailOnError(true)
                     .verbosity(VerboseMode.SILENT)
-                    .jvmArgsAppend("-Dbench.zk=" + System.getProperty("bench.zk"), "-Xmx1g",
+                    .jvmArgsAppend("-Dbench.zk=" + Servers.zk(), "-Xmx1g",
                             "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn");
             try {
                 Collection<RunResult> results = new Runner(opt.build()).run();

@@ -134,7 +134,7 @@ final class Competitors {
         @Override
         public String library() {
             return "Apache Curator " + Subject.versionOf("org.apache.curator", "curator-recipes") + " InterProcessMutex (ZooKeeper "
-                    + org.apache.zookeeper.Version.getFullVersion().split("[- ]")[0] + ", in-process TestingServer)";
+                    + org.apache.zookeeper.Version.getFullVersion().split("[- ]")[0] + " client; server 3.9.5 as its own process)";
         }
 
         @Override

@@ -92,8 +92,7 @@ final class ServerStats {
                         client.shutdown();
                     }
                 }
-                case "zookeeper" -> org.apache.zookeeper.Version.getFullVersion().split("[- ]")[0]
-                        + " (in-process, curator-test TestingServer)";
+                case "zookeeper" -> zookeeperVersion() + " (its own process, scripts/start-servers.sh)";
                 default -> "?";
             };
         } catch (Exception e) {
@@ -129,6 +128,21 @@ final class ServerStats {
              ResultSet rs = st.executeQuery(sql)) {
             rs.next();
             return rs.getString(1);
+        }
+    }
+
+    /** The server's version from its {@code srvr} four-letter command ("Zookeeper version: 3.9.5-…"). */
+    private static String zookeeperVersion() throws java.io.IOException {
+        String[] hostPort = Servers.zk().split(",")[0].split(":");
+        try (java.net.Socket socket = new java.net.Socket(hostPort[0], Integer.parseInt(hostPort[1]))) {
+            socket.getOutputStream().write("srvr".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            String reply = new String(socket.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.US_ASCII);
+            for (String line : reply.split("\n")) {
+                if (line.startsWith("Zookeeper version: ")) {
+                    return line.substring("Zookeeper version: ".length()).split("[-,]")[0];
+                }
+            }
+            return "?";
         }
     }
 }

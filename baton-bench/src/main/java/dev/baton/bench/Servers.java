@@ -13,8 +13,9 @@ import java.util.Properties;
 /**
  * Where the servers are and how the benchmark connects to them. Every client of every workload gets its
  * own pool ({@link #pool}), so "independent clients" share no connection. Addresses can be overridden
- * with system properties (bench.pg, bench.mariadb, bench.redis, bench.zk); ZooKeeper defaults to the
- * in-process server that {@link BenchMain} starts and passes to JMH forks.
+ * with system properties (bench.pg, bench.mariadb, bench.redis, bench.zk). ZooKeeper is the server process
+ * {@code scripts/start-servers.sh} starts (127.0.0.1:2181), like the other servers: its own JVM, not the
+ * benchmark's.
  */
 final class Servers {
     static final String PG_URL = System.getProperty("bench.pg",
@@ -31,12 +32,10 @@ final class Servers {
     private Servers() {
     }
 
+    static final String ZK = System.getProperty("bench.zk", "127.0.0.1:2181");
+
     static String zk() {
-        String zk = System.getProperty("bench.zk");
-        if (zk == null) {
-            throw new IllegalStateException("no ZooKeeper: set -Dbench.zk=host:port (BenchMain starts one)");
-        }
-        return zk;
+        return ZK;
     }
 
     enum Db {
