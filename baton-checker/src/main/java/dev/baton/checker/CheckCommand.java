@@ -172,12 +172,22 @@ public final class CheckCommand implements Callable<Integer> {
         return status;
     }
 
+    /**
+     * The command line for the report, from a subcommand's original arguments: picocli gives the whole command line
+     * ({@code check --url …} under {@code baton}), so a leading {@code check} is the subcommand's own name.
+     */
+    static String commandLine(List<String> originalArgs) {
+        List<String> args = !originalArgs.isEmpty() && originalArgs.get(0).equals("check")
+                ? originalArgs.subList(1, originalArgs.size()) : originalArgs;
+        return "baton check " + String.join(" ", args);
+    }
+
     @Override
     public Integer call() throws Exception {
         if (out == null) { // run as a picocli subcommand of another command
             out = spec.commandLine().getOut();
             err = spec.commandLine().getErr();
-            commandLine = "baton check " + String.join(" ", spec.commandLine().getParseResult().originalArgs());
+            commandLine = commandLine(spec.commandLine().getParseResult().originalArgs());
         }
         boolean quick;
         if (profile == null || profile.equals("standard")) {

@@ -3,6 +3,7 @@ package dev.baton.checker;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
+import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -47,6 +48,15 @@ class ModesTest {
         assertThat(ServerRestart.of("redis://:pw@localhost/2").description()).contains("no persistence");
         assertThatThrownBy(() -> ServerRestart.of("redis://192.0.2.1:6379")).hasMessageContaining("not this host");
         assertThatThrownBy(() -> ServerRestart.of("jdbc:redis://127.0.0.1")).hasMessageContaining("not a PostgreSQL");
+    }
+
+    /** Run as {@code baton check …}, the report said "command: baton check check …". */
+    @Test
+    void theReportedCommandLineNamesCheckOnceUnderBaton() {
+        assertThat(CheckCommand.commandLine(List.of("check", "--url", "redis://127.0.0.1")))
+                .isEqualTo("baton check --url redis://127.0.0.1");
+        assertThat(CheckCommand.commandLine(List.of("--url", "redis://127.0.0.1")))
+                .isEqualTo("baton check --url redis://127.0.0.1");
     }
 
     @Test
