@@ -25,9 +25,10 @@ import java.util.concurrent.TimeUnit;
  * for every earlier member, a reader only for earlier writers, so a waiting writer holds back later readers.
  *
  * <p><b>Fencing token</b> = the {@code czxid} of the holder's own node: the zxid of the transaction that created
- * it, which strictly increases across the whole ensemble for ever — across holders, clients, a parent's deletion
- * and a server restart (the epoch in its upper 32 bits grows with each new leader). Never the sequence suffix, which
- * is 32-bit and starts again when a parent is recreated.
+ * it, which strictly increases across the whole ensemble — across holders, clients, a parent's deletion and a
+ * server restart (an ensemble's new leader raises the epoch in its upper 32 bits; a standalone server continues its
+ * counter from its transaction log). Never the sequence suffix, which is 32-bit and starts again when a parent is
+ * recreated. It assumes the servers keep their data directory: a server started on an empty one counts from 0.
  *
  * <p><b>What ends a hold: the ZooKeeper session.</b> A member node lives as long as the session that created it.
  * The client's lease time is tied to the session timeout: by default it <em>is</em> the session timeout the server
