@@ -594,7 +594,7 @@ public final class CoreLockClient implements LockClient {
     private void onSessionLost() {
         suspended = false; // that session is over: nothing on it is uncertain any more
         for (Hold h : holds.values()) {
-            h.markLost("its server session ended (expired) on " + description, null);
+            h.markLost("its server session ended (expired)", null);
         }
     }
 
