@@ -259,7 +259,11 @@ final class ZooKeeperLockBackend implements WaitingQueue, NotifiesReleases, Read
             if (tryOnce && !places.containsKey(request)) {
                 List<String> children = children(parent);
                 if (lineAhead(children, request.mode())) {
-                    return busy(parent, standing(children, "", request.mode()).head());
+                    AcquireResult.Busy busy = busy(parent, standing(children, "", request.mode()).head());
+                    if (busy != null) {
+                        return busy;
+                    }
+                    // the head left meanwhile: take a place and read the line as any acquisition
                 }
             }
             for (int reread = 0; reread < MAX_REREADS; reread++) {
@@ -496,6 +500,14 @@ final class ZooKeeperLockBackend implements WaitingQueue, NotifiesReleases, Read
         if (closed) {
             return;
         }
+        try {
+            onState(state);
+        } catch (RuntimeException e) {
+            log.error("{}: handling connection state {} failed", description, state, e);
+        }
+    }
+
+    private void onState(ConnectionState state) {
         ReportsSessionState.Listener s = session;
         ReleaseListener r = releases;
         switch (state) {
@@ -539,7 +551,7 @@ final class ZooKeeperLockBackend implements WaitingQueue, NotifiesReleases, Read
         lostSession = ended;
         log.warn("{}: session 0x{} ended (expired); every lease held on it is lost", description,
                 Long.toHexString(ended));
-        held.values().forEach(n -> n.gone = true);
+        held.values().stream().filter(n -> n.sessionId == ended).forEach(n -> n.gone = true);
         pendingDeletes.clear();
         s.sessionLost();
     }
