@@ -476,15 +476,4 @@ class ZooKeeperBackendIT {
             assertThat(a.list()).noneMatch(i -> i.name().equals(x) || i.name().equals(rw));
         }
     }
-
-    @Test
-    void namesZooKeeperWouldRefuseAreEncodedAndDecodedWhole() {
-        for (String n : List.of("a/b", ".", "..", "zookeeper", "100%", "é\u0001\uE000\uD83D\uDE00", " x ")) {
-            String node = ZooKeeperNames.encode(n);
-            assertThat(node).matches("[A-Za-z0-9_%-]+");
-            assertThat(ZooKeeperNames.decode(node)).contains(n);
-        }
-        assertThat(ZooKeeperNames.decode("%2")).isEmpty();
-        assertThat(ZooKeeperNames.decode("a%2fb")).as("lower-case hex is not Baton's").isEmpty();
-    }
 }
