@@ -23,6 +23,7 @@ import dev.baton.spi.LockBackend;
 import dev.baton.spi.NotifiesReleases;
 import dev.baton.spi.ReadWriteModes;
 import dev.baton.spi.ReleaseListener;
+import dev.baton.spi.ReportsSessionState;
 import dev.baton.spi.WaitingQueue;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -38,8 +39,10 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 
 /**
@@ -51,6 +54,10 @@ import java.util.function.Supplier;
  * Renewal: one thread renews every held lease in one backend call per interval; a grant the server no
  * longer shows as ours is lost at once. A separate watchdog thread marks leases lost when their
  * conservative deadline passes, so a renewal stuck in the network cannot delay the loss notice.
+ *
+ * <p>Over a backend that {@link ReportsSessionState reports its session's state}: a suspended session makes every
+ * held lease uncertain (not valid, not lost, its deadline still running); a resumed one has each uncertain lease
+ * confirmed on the renewer thread (valid again, or lost); a lost session loses every lease once.
  */
 public final class CoreLockClient implements LockClient {
     private static final Logger log = LoggerFactory.getLogger(CoreLockClient.class);
@@ -67,6 +74,10 @@ public final class CoreLockClient implements LockClient {
     private final ScheduledExecutorService renewer;
     private final ScheduledExecutorService watchdog;
     private volatile boolean closed;
+    /** The backend's session is suspended ({@link ReportsSessionState}): new grants start uncertain. */
+    private volatile boolean suspended;
+    /** How many suspensions the backend reported: a confirmation makes a lease certain only within one. */
+    private final AtomicLong suspensions = new AtomicLong();
 
     private record HoldKey(String name, LockMode mode, long threadId) {
     }
@@ -88,6 +99,24 @@ public final class CoreLockClient implements LockClient {
                 @Override
                 public void resynchronize() {
                     wakeBoard.signalAll();
+                }
+            });
+        }
+        if (backend instanceof ReportsSessionState reporting) {
+            reporting.watchSession(new ReportsSessionState.Listener() {
+                @Override
+                public void suspended() {
+                    onSuspended();
+                }
+
+                @Override
+                public void resumed() {
+                    onResumed();
+                }
+
+                @Override
+                public void sessionLost() {
+                    onSessionLost();
                 }
             });
         }
@@ -336,6 +365,9 @@ public final class CoreLockClient implements LockClient {
             if (existing == null) {
                 return null;
             }
+            if (existing.isUncertain()) {
+                confirm(existing); // its session was suspended: ask the server before adding a hold
+            }
             LockLostException invalid = existing.invalidReason(now());
             if (invalid == null && existing.tryAddHold()) {
                 return new LeaseHandle(CoreLockClient.this, existing);
@@ -418,6 +450,9 @@ public final class CoreLockClient implements LockClient {
         Hold hold = new Hold(new LeaseKey(hk.name(), owner, granted.token(), hk.mode()), hk.threadId(),
                 sent + settings.leaseTime().toNanos(), description);
         holds.put(hk, hold);
+        if (suspended) {
+            hold.markUncertain(); // granted just before the suspension that onSuspended() may have missed
+        }
         if (closed) {
             // close() may have missed this hold; give it back rather than leak it
             dropHold(hold);
@@ -525,6 +560,63 @@ public final class CoreLockClient implements LockClient {
             }
         } catch (RuntimeException e) {
             log.error("unexpected error in lease renewal on {}", description, e);
+        } finally {
+            confirmUncertain();
+        }
+    }
+
+    // ---- session state (ReportsSessionState backends only) -------------------------------------------------
+
+    private void onSuspended() {
+        suspensions.incrementAndGet();
+        suspended = true;
+        int n = 0;
+        for (Hold h : holds.values()) {
+            if (h.state() == Hold.State.HELD) {
+                h.markUncertain();
+                n++;
+            }
+        }
+        if (n > 0) {
+            log.warn("the session of {} is suspended: {} lease(s) uncertain (not valid) until confirmed", description, n);
+        }
+    }
+
+    private void onResumed() {
+        suspended = false;
+        try {
+            renewer.execute(this::confirmUncertain);
+        } catch (RejectedExecutionException e) {
+            // closing
+        }
+    }
+
+    private void onSessionLost() {
+        suspended = false; // that session is over: nothing on it is uncertain any more
+        for (Hold h : holds.values()) {
+            h.markLost("its server session ended (expired)", null);
+        }
+    }
+
+    /**
+     * Asks the server about each uncertain lease while the session is not suspended: confirmed, valid again; not
+     * shown, lost. A failure leaves it uncertain until the next renewal round or its deadline. Renewer thread.
+     */
+    private void confirmUncertain() {
+        if (suspended || !(backend instanceof ReportsSessionState)) {
+            return;
+        }
+        for (Hold h : holds.values()) {
+            if (!h.isUncertain()) {
+                continue;
+            }
+            try {
+                confirm(h);
+            } catch (LockBackendException e) {
+                log.debug("confirming uncertain lease '{}' failed; it stays uncertain", h.key.name(), e);
+            } catch (RuntimeException e) {
+                log.error("unexpected error confirming lease '{}' on {}", h.key.name(), description, e);
+            }
         }
     }
 
@@ -537,10 +629,19 @@ public final class CoreLockClient implements LockClient {
         if (!(backend instanceof ConfirmsGrants confirming)) {
             return true;
         }
+        long epoch = suspensions.get();
+        long sent = now();
+        boolean wasUncertain = hold.isUncertain();
         if (confirming.confirm(hold.key)) {
+            if (wasUncertain && !suspended && suspensions.get() == epoch) {
+                // shown by the server on a session that was not suspended since: as good as a renewal
+                hold.extendDeadline(sent + settings.leaseTime().toNanos());
+                hold.markCertain();
+            }
             return true;
         }
-        hold.markLost("the server no longer shows this grant (checked by checkValid)", null);
+        hold.markLost(wasUncertain ? "the server no longer shows this grant after its session was suspended"
+                : "the server no longer shows this grant (checked by checkValid)", null);
         return false;
     }
 

@@ -14,9 +14,13 @@ import java.util.function.Consumer;
  * One grant held by one thread, shared by all of that thread's reentrant holds. State moves only forward:
  * HELD → RELEASED, or HELD → LOST → RELEASED; listeners run on the single move to LOST.
  *
- * <p>The deadline is written only by the renewer thread and read by anyone, hence volatile; state changes
- * and listener registration happen under the monitor so a listener added concurrently with the loss runs
- * exactly once.
+ * <p>A HELD grant may be <em>uncertain</em> while the backend's session is suspended
+ * ({@link dev.baton.spi.ReportsSessionState}): not valid, not lost, until a confirmation makes it certain again or
+ * it is lost. Only such backends ever make a grant uncertain.
+ *
+ * <p>The deadline is read by anyone, hence volatile; it is extended by the renewer thread and by a confirmation of
+ * an uncertain grant, under the monitor, so it only grows. State changes and listener registration happen under
+ * the monitor so a listener added concurrently with the loss runs exactly once.
  */
 final class Hold {
     /** Lost leases are logged at WARN under this stable name, so applications can route or silence them. */
@@ -31,6 +35,7 @@ final class Hold {
     private volatile long deadlineNanos;
     private int holdCount = 1;
     private State state = State.HELD;
+    private boolean uncertain;
     private LockLostException lostReason;
     private final List<Consumer<LockLostException>> listeners = new ArrayList<>();
 
@@ -46,10 +51,27 @@ final class Hold {
         return deadlineNanos;
     }
 
-    void extendDeadline(long newDeadline) {
-        if (newDeadline > deadlineNanos) {
+    synchronized void extendDeadline(long newDeadline) {
+        if (newDeadline - deadlineNanos > 0) {
             deadlineNanos = newDeadline;
         }
+    }
+
+    /** A HELD grant becomes uncertain (its session was suspended): not valid, not lost. */
+    synchronized void markUncertain() {
+        if (state == State.HELD) {
+            uncertain = true;
+        }
+    }
+
+    /** The server confirmed the grant after a suspension: valid again (until its deadline). */
+    synchronized void markCertain() {
+        uncertain = false;
+    }
+
+    /** Whether the grant is HELD but uncertain. */
+    synchronized boolean isUncertain() {
+        return state == State.HELD && uncertain;
     }
 
     synchronized State state() {
@@ -81,7 +103,7 @@ final class Hold {
 
     boolean isValid(long nowNanos) {
         synchronized (this) {
-            if (state != State.HELD) {
+            if (state != State.HELD || uncertain) {
                 return false;
             }
         }

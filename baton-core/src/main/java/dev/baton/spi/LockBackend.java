@@ -22,6 +22,8 @@ import java.util.Set;
  *   <li>{@link NotifiesReleases} — hears of releases from the server (LISTEN/NOTIFY, pub/sub, watches);</li>
  *   <li>{@link ReadWriteModes} — accepts {@link LockMode#READ} and {@link LockMode#WRITE};</li>
  *   <li>{@link ConfirmsGrants} — tells in one round trip whether the server still shows a grant.</li>
+ *   <li>{@link ReportsSessionState} — reports its server session suspended, resumed or lost (ZooKeeper), so
+ *       the core holds leases uncertain, confirms them or loses them.</li>
  * </ul>
  *
  * <p>Every method may be called from several threads at once. A failure to reach the server is reported as

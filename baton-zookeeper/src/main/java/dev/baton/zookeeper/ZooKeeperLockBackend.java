@@ -1,0 +1,631 @@
+package dev.baton.zookeeper;
+
+import dev.baton.LockBackendException;
+import dev.baton.LockInfo;
+import dev.baton.spi.AcquireRequest;
+import dev.baton.spi.AcquireResult;
+import dev.baton.spi.LeaseKey;
+import dev.baton.spi.LockMode;
+import dev.baton.spi.NotifiesReleases;
+import dev.baton.spi.ReadWriteModes;
+import dev.baton.spi.ReleaseListener;
+import dev.baton.spi.ReportsSessionState;
+import dev.baton.spi.WaitingQueue;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.state.ConnectionState;
+import org.apache.curator.framework.state.ConnectionStateListener;
+import org.apache.zookeeper.CreateMode;
+import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.WatchedEvent;
+import org.apache.zookeeper.Watcher;
+import org.apache.zookeeper.data.Stat;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.Comparator;
+import java.util.HashSet;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * ZooKeeper locks over a {@link CuratorFramework}. See {@link ZooKeeperLocks} for the guarantees.
+ *
+ * <p><b>Algorithm</b> (per lock, a parent znode {@code <root>/<encoded name>}, a container):
+ * <ol>
+ *   <li>An acquisition creates, once, a protected {@code EPHEMERAL_SEQUENTIAL} member node
+ *       {@code _c_<uuid>-<mode>-<seq>} whose data is the owner; the create's {@link Stat} gives its {@code czxid}
+ *       (a protected create recovered after a connection loss reads it with one {@code exists}). The node is the
+ *       waiter's place ({@link WaitingQueue}), kept by its {@link AcquireRequest} object across the core's wait
+ *       slices.</li>
+ *   <li>It reads the parent's children and sorts its line by sequence: exclusive members ({@code x}) form one line,
+ *       read and write members ({@code r}, {@code w}) another, so a plain lock and a read-write lock of one name
+ *       are two locks. An exclusive member or a writer holds when it is first in its line; a reader holds when no
+ *       writer is ahead of it.</li>
+ *   <li>Holding: granted with token = {@code czxid}; an {@code exists} watch on its own node tells if it is deleted
+ *       (by hand, or expired). Not holding: an {@code exists} watch on the one member it waits for (its predecessor;
+ *       a reader, the nearest writer ahead), which wakes the core's waiter when it changes — no herd; and
+ *       {@link AcquireResult.Busy} names the head of the line. A try-once that does not hold deletes its node
+ *       before answering; a try-once that finds members ahead of it in the children never creates one.</li>
+ *   <li>Release deletes the node. Renewal is one round trip for every lease: it proves the session alive on the
+ *       server, and every node created on that session and not seen deleted is still there.</li>
+ * </ol>
+ *
+ * <p><b>Session.</b> Curator's connection states are reported to the core ({@link ReportsSessionState}):
+ * SUSPENDED → suspended; RECONNECTED on the same session → resumed (each lease confirmed by {@link #confirm}: its node
+ * exists, its {@code ephemeralOwner} is the current session and its {@code czxid} the token); LOST, or a
+ * reconnection on another session → session lost. A release that cannot reach the server keeps the node to be
+ * deleted when the connection returns on the same session; a lost session deleted it already.
+ */
+final class ZooKeeperLockBackend implements WaitingQueue, NotifiesReleases, ReadWriteModes, ReportsSessionState {
+    private static final Logger log = LoggerFactory.getLogger(ZooKeeperLockBackend.class);
+    /** Bound on re-reading the line in one attempt when the member it looked at vanished meanwhile. */
+    private static final int MAX_REREADS = 50;
+
+    private final CuratorFramework client;
+    private final boolean ownsClient;
+    private final String root;
+    private final String description;
+    /** Waiting places by the request object that keeps them (identity, as the SPI promises one object). */
+    private final Map<AcquireRequest, Place> places = Collections.synchronizedMap(new IdentityHashMap<>());
+    /** Granted nodes by grant. */
+    private final ConcurrentHashMap<LeaseKey, Node> held = new ConcurrentHashMap<>();
+    /** Released nodes whose delete could not reach the server: deleted when the session's connection returns. */
+    private final Set<Node> pendingDeletes = ConcurrentHashMap.newKeySet();
+    private final ConnectionStateListener stateListener = (c, state) -> stateChanged(state);
+    private volatile ReleaseListener releases;
+    private volatile ReportsSessionState.Listener session;
+    /** The session this client's nodes live in; 0 before start. */
+    private volatile long knownSession;
+    /** The session whose loss was reported (so it is reported once). */
+    private volatile long lostSession;
+    private volatile boolean closed;
+
+    /** A member node of this client: its path, its czxid (the token) and the session it lives in. */
+    static final class Node {
+        final String path;
+        final long czxid;
+        final long sessionId;
+        /** Seen deleted (its exists watch fired with NodeDeleted). */
+        volatile boolean gone;
+
+        Node(String path, long czxid, long sessionId) {
+            this.path = path;
+            this.czxid = czxid;
+            this.sessionId = sessionId;
+        }
+    }
+
+    /** A waiter's place: its node, and the predecessor it watches (one watch at a time). */
+    private final class Place implements Watcher {
+        final String name;
+        final Node node;
+        volatile String watching;
+
+        Place(String name, Node node) {
+            this.name = name;
+            this.node = node;
+        }
+
+        @Override
+        public void process(WatchedEvent event) {
+            if (event.getType() == Event.EventType.None) {
+                return; // a connection state change: reported through Curator's listener
+            }
+            watching = null;
+            ReleaseListener l = releases;
+            if (l != null) {
+                l.released(name);
+            }
+        }
+    }
+
+    ZooKeeperLockBackend(CuratorFramework client, boolean ownsClient, String root, String endpoint) {
+        this.client = client;
+        this.ownsClient = ownsClient;
+        this.root = root;
+        this.description = "zookeeper (" + endpoint + ", root " + root + ")";
+    }
+
+    @Override
+    public String description() {
+        return description;
+    }
+
+    @Override
+    public void listen(ReleaseListener listener) {
+        this.releases = listener;
+    }
+
+    @Override
+    public void watchSession(Listener listener) {
+        this.session = listener;
+    }
+
+    @Override
+    public void start(String clientId) {
+        knownSession = currentSession();
+        client.getConnectionStateListenable().addListener(stateListener);
+    }
+
+    // ---- paths and calls -------------------------------------------------------------------------------------
+
+    private String parent(String name) {
+        return root + "/" + ZooKeeperNames.encode(name);
+    }
+
+    private long currentSession() {
+        try {
+            return client.getZookeeperClient().getZooKeeper().getSessionId();
+        } catch (Exception e) {
+            throw failed("reading the session id", e);
+        }
+    }
+
+    private boolean connected() {
+        return client.getZookeeperClient().isConnected();
+    }
+
+    private void requireConnected(String what) {
+        if (!connected()) {
+            throw new LockBackendException(description, what + " refused: not connected to ZooKeeper (the session"
+                    + " is suspended until the connection returns, or expires)", null);
+        }
+    }
+
+    /** A backend exception for a failed call; an interrupted call keeps the thread's interrupt flag. */
+    private LockBackendException failed(String what, Exception e) {
+        if (e instanceof InterruptedException) {
+            Thread.currentThread().interrupt();
+        }
+        return new LockBackendException(description, what + " failed: " + e, e);
+    }
+
+    private static String owner(byte[] data) {
+        return data == null ? null : new String(data, StandardCharsets.UTF_8);
+    }
+
+    // ---- acquire -----------------------------------------------------------------------------------------------
+
+    /** What one reading of the line decided for a member. */
+    private record Standing(boolean holds, ZooKeeperNames.Member waitFor, ZooKeeperNames.Member head,
+                            boolean present) {
+    }
+
+    /** The member's standing in its line, from the parent's children. */
+    private static Standing standing(List<String> children, String mine, LockMode mode) {
+        boolean rw = mode != LockMode.EXCLUSIVE;
+        List<ZooKeeperNames.Member> line = new ArrayList<>();
+        for (String child : children) {
+            ZooKeeperNames.member(child).filter(m -> m.readWrite() == rw).ifPresent(line::add);
+        }
+        line.sort(Comparator.comparingLong(ZooKeeperNames.Member::sequence));
+        int at = -1;
+        for (int i = 0; i < line.size(); i++) {
+            if (line.get(i).node().equals(mine)) {
+                at = i;
+                break;
+            }
+        }
+        ZooKeeperNames.Member head = line.isEmpty() ? null : line.get(0);
+        if (at < 0) {
+            return new Standing(false, null, head, false);
+        }
+        if (mode == LockMode.READ) {
+            for (int i = at - 1; i >= 0; i--) {
+                if (line.get(i).mode() == LockMode.WRITE) {
+                    return new Standing(false, line.get(i), head, true);
+                }
+            }
+            return new Standing(true, null, head, true);
+        }
+        return at == 0 ? new Standing(true, null, head, true) : new Standing(false, line.get(at - 1), head, true);
+    }
+
+    /** Whether a try-once would certainly wait: someone is in the line it would join, ahead of any new member. */
+    private static boolean lineAhead(List<String> children, LockMode mode) {
+        for (String child : children) {
+            Optional<ZooKeeperNames.Member> m = ZooKeeperNames.member(child);
+            if (m.isPresent()) {
+                LockMode other = m.get().mode();
+                boolean blocks = switch (mode) {
+                    case EXCLUSIVE -> other == LockMode.EXCLUSIVE;
+                    case WRITE -> other != LockMode.EXCLUSIVE;
+                    case READ -> other == LockMode.WRITE;
+                };
+                if (blocks) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
+    @Override
+    public AcquireResult tryAcquire(AcquireRequest request) {
+        String name = request.name();
+        String parent = parent(name);
+        boolean tryOnce = request.patience() == AcquireRequest.Patience.TRY_ONCE;
+        try {
+            if (tryOnce && !places.containsKey(request)) {
+                List<String> children = children(parent);
+                if (lineAhead(children, request.mode())) {
+                    AcquireResult.Busy busy = busy(parent, standing(children, "", request.mode()).head());
+                    if (busy != null) {
+                        return busy;
+                    }
+                    // the head left meanwhile: take a place and read the line as any acquisition
+                }
+            }
+            for (int reread = 0; reread < MAX_REREADS; reread++) {
+                Place place = places.get(request);
+                long sessionNow = currentSession();
+                if (place != null && place.node.sessionId != sessionNow) {
+                    places.remove(request); // its node ended with its session
+                    place = null;
+                }
+                if (place == null) {
+                    place = new Place(name, create(parent, request, sessionNow));
+                    places.put(request, place);
+                }
+                String mine = place.node.path.substring(parent.length() + 1);
+                Standing s = standing(children(parent), mine, request.mode());
+                if (!s.present()) {
+                    // deleted under us (by hand, or its session ended): take a new place
+                    places.remove(request);
+                    continue;
+                }
+                if (s.holds()) {
+                    places.remove(request);
+                    LeaseKey key = new LeaseKey(name, request.owner(), place.node.czxid, request.mode());
+                    held.put(key, place.node);
+                    watchOwn(place.node);
+                    return new AcquireResult.Granted(place.node.czxid);
+                }
+                AcquireResult.Busy busy = busy(parent, s.head());
+                if (busy == null) {
+                    continue; // the head left meanwhile: read the line again
+                }
+                if (tryOnce) {
+                    places.remove(request);
+                    deleteQuietly(place.node.path);
+                    return busy;
+                }
+                String predecessor = parent + "/" + s.waitFor().node();
+                if (!predecessor.equals(place.watching)) {
+                    place.watching = predecessor;
+                    if (client.checkExists().usingWatcher(place).forPath(predecessor) == null) {
+                        place.watching = null;
+                        continue; // it left meanwhile: read the line again
+                    }
+                }
+                return busy;
+            }
+            return new AcquireResult.Busy(null, -1, null);
+        } catch (InterruptedException e) {
+            // the interrupt reached a call to ZooKeeper: keep the flag for the core, which ends (or defers) the wait
+            // and withdraws the place; a protected create it cut short is deleted by Curator in the background
+            Thread.currentThread().interrupt();
+            return new AcquireResult.Busy(null, -1, null);
+        } catch (LockBackendException e) {
+            throw e;
+        } catch (Exception e) {
+            throw failed("acquire of '" + name + "'", e);
+        }
+    }
+
+    private List<String> children(String parent) throws Exception {
+        try {
+            return client.getChildren().forPath(parent);
+        } catch (KeeperException.NoNodeException e) {
+            return List.of();
+        }
+    }
+
+    /**
+     * Creates the member node: protected, ephemeral, sequential, the owner as data, parents as containers. Its
+     * czxid comes from the create's stat, or (a protected create Curator recovered after a connection loss) from
+     * one {@code exists}.
+     */
+    private Node create(String parent, AcquireRequest request, long sessionBefore) throws Exception {
+        Stat stat = new Stat();
+        String path = client.create().storingStatIn(stat).creatingParentContainersIfNeeded().withProtection()
+                .withMode(CreateMode.EPHEMERAL_SEQUENTIAL)
+                .forPath(parent + "/" + ZooKeeperNames.prefix(request.mode()),
+                        request.owner().getBytes(StandardCharsets.UTF_8));
+        if (stat.getCzxid() == 0) {
+            Stat found = client.checkExists().forPath(path);
+            if (found == null) {
+                throw new LockBackendException(description, "acquire of '" + request.name() + "': the node "
+                        + path + " Curator recovered after a connection loss is gone", null);
+            }
+            stat = found;
+        }
+        if (stat.getEphemeralOwner() != sessionBefore && stat.getEphemeralOwner() != currentSession()) {
+            deleteQuietly(path);
+            throw new LockBackendException(description, "acquire of '" + request.name() + "': the session changed"
+                    + " while its node was created", null);
+        }
+        return new Node(path, stat.getCzxid(), stat.getEphemeralOwner());
+    }
+
+    /** The busy answer naming the head of the line, or null if the head left meanwhile. */
+    private AcquireResult.Busy busy(String parent, ZooKeeperNames.Member head) throws Exception {
+        if (head == null) {
+            return null;
+        }
+        Stat stat = new Stat();
+        try {
+            byte[] data = client.getData().storingStatIn(stat).forPath(parent + "/" + head.node());
+            return new AcquireResult.Busy(owner(data), stat.getCzxid(), null);
+        } catch (KeeperException.NoNodeException e) {
+            return null;
+        }
+    }
+
+    /** An exists watch on a held node: a deletion not ours (by hand, the session's end) makes it gone. */
+    private void watchOwn(Node node) {
+        Watcher w = new Watcher() {
+            @Override
+            public void process(WatchedEvent event) {
+                if (event.getType() == Event.EventType.NodeDeleted) {
+                    node.gone = true;
+                } else if (event.getType() != Event.EventType.None && !node.gone && !closed) {
+                    watchOwn(node); // another change (data): watch again
+                }
+            }
+        };
+        try {
+            client.checkExists().usingWatcher(w).inBackground((c, event) -> {
+                if (event.getStat() == null && event.getResultCode() == KeeperException.Code.NONODE.intValue()) {
+                    node.gone = true;
+                }
+            }).forPath(node.path);
+        } catch (Exception e) {
+            log.debug("could not watch {}; its deletion is seen by checkValid or the session", node.path, e);
+        }
+    }
+
+    private void deleteQuietly(String path) {
+        boolean interrupted = Thread.interrupted();
+        try {
+            client.delete().forPath(path);
+        } catch (KeeperException.NoNodeException e) {
+            // already gone
+        } catch (Exception e) {
+            log.debug("could not delete {}; it ends with its session", path, e);
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    @Override
+    public void withdraw(AcquireRequest request) {
+        Place place = places.remove(request);
+        if (place != null) {
+            deleteQuietly(place.node.path);
+        }
+    }
+
+    // ---- release, renew, confirm -------------------------------------------------------------------------------
+
+    @Override
+    public boolean release(LeaseKey lease) {
+        Node node = held.get(lease);
+        if (node == null) {
+            return false;
+        }
+        if (node.sessionId != knownSession || node.gone) {
+            held.remove(lease, node); // ended with its session, or deleted under us
+            return false;
+        }
+        if (!connected()) {
+            held.remove(lease, node);
+            pendingDeletes.add(node);
+            throw new LockBackendException(description, "release of '" + lease.name() + "' (token " + lease.token()
+                    + ") could not reach ZooKeeper: its node is deleted when the connection returns, or ends with"
+                    + " the session", null);
+        }
+        try {
+            client.delete().forPath(node.path);
+            held.remove(lease, node);
+            return true;
+        } catch (KeeperException.NoNodeException e) {
+            held.remove(lease, node);
+            return false;
+        } catch (Exception e) {
+            held.remove(lease, node);
+            pendingDeletes.add(node);
+            throw failed("release of '" + lease.name() + "' (token " + lease.token() + "); its node is deleted when"
+                    + " the connection returns, or ends with the session", e);
+        }
+    }
+
+    @Override
+    public Set<LeaseKey> renew(Collection<LeaseKey> leases, Duration leaseTime) {
+        if (leases.isEmpty()) {
+            return Set.of();
+        }
+        requireConnected("renewal of " + leases.size() + " lease(s)");
+        long sessionNow = currentSession();
+        try {
+            // one round trip: the server answers only on a live session, so every node of it not seen deleted lives
+            client.checkExists().forPath(root);
+        } catch (Exception e) {
+            throw failed("renewal of " + leases.size() + " lease(s)", e);
+        }
+        if (currentSession() != sessionNow) {
+            throw new LockBackendException(description, "renewal of " + leases.size() + " lease(s): the session"
+                    + " changed during the check", null);
+        }
+        Set<LeaseKey> out = new HashSet<>();
+        for (LeaseKey k : leases) {
+            Node n = held.get(k);
+            if (n != null && n.sessionId == sessionNow && !n.gone) {
+                out.add(k);
+            }
+        }
+        return out;
+    }
+
+    @Override
+    public boolean confirm(LeaseKey lease) {
+        Node n = held.get(lease);
+        if (n == null) {
+            return false;
+        }
+        requireConnected("check of '" + lease.name() + "'");
+        try {
+            Stat stat = client.checkExists().forPath(n.path);
+            return stat != null && stat.getEphemeralOwner() == currentSession() && stat.getCzxid() == lease.token();
+        } catch (Exception e) {
+            throw failed("check of '" + lease.name() + "'", e);
+        }
+    }
+
+    // ---- session -------------------------------------------------------------------------------------------
+
+    private void stateChanged(ConnectionState state) {
+        if (closed) {
+            return;
+        }
+        try {
+            onState(state);
+        } catch (RuntimeException e) {
+            log.error("{}: handling connection state {} failed", description, state, e);
+        }
+    }
+
+    private void onState(ConnectionState state) {
+        ReportsSessionState.Listener s = session;
+        ReleaseListener r = releases;
+        switch (state) {
+            case SUSPENDED -> {
+                log.debug("{}: connection suspended", description);
+                s.suspended();
+            }
+            case RECONNECTED -> {
+                long now = currentSession();
+                if (now == knownSession) {
+                    log.debug("{}: reconnected on session 0x{}", description, Long.toHexString(now));
+                    retryPendingDeletes();
+                    s.resumed();
+                } else {
+                    sessionEnded(s);
+                    knownSession = now;
+                    log.info("{}: connected on a new session 0x{}", description, Long.toHexString(now));
+                }
+                if (r != null) {
+                    r.resynchronize(); // watches may have fired unseen; waiters read their line again
+                }
+            }
+            case LOST -> {
+                sessionEnded(s);
+                if (r != null) {
+                    r.resynchronize();
+                }
+            }
+            default -> {
+                // CONNECTED comes before start; READ_ONLY is never asked for
+            }
+        }
+    }
+
+    /** The known session ended: its nodes are gone on the server; report it once. */
+    private void sessionEnded(ReportsSessionState.Listener s) {
+        long ended = knownSession;
+        if (lostSession == ended) {
+            return;
+        }
+        lostSession = ended;
+        log.warn("{}: session 0x{} ended (expired); every lease held on it is lost", description,
+                Long.toHexString(ended));
+        held.values().stream().filter(n -> n.sessionId == ended).forEach(n -> n.gone = true);
+        pendingDeletes.clear();
+        s.sessionLost();
+    }
+
+    private void retryPendingDeletes() {
+        for (Node n : List.copyOf(pendingDeletes)) {
+            pendingDeletes.remove(n);
+            if (n.sessionId != knownSession) {
+                continue;
+            }
+            try {
+                client.delete().inBackground((c, event) -> {
+                    if (event.getResultCode() != KeeperException.Code.OK.intValue()
+                            && event.getResultCode() != KeeperException.Code.NONODE.intValue()) {
+                        pendingDeletes.add(n);
+                    }
+                }).forPath(n.path);
+            } catch (Exception e) {
+                pendingDeletes.add(n);
+            }
+        }
+    }
+
+    // ---- introspection -----------------------------------------------------------------------------------------
+
+    @Override
+    public List<LockInfo> inspect() {
+        List<LockInfo> out = new ArrayList<>();
+        try {
+            for (String lock : children(root)) {
+                Optional<String> name = ZooKeeperNames.decode(lock);
+                if (name.isEmpty()) {
+                    continue;
+                }
+                String parent = root + "/" + lock;
+                List<String> children = children(parent);
+                for (String child : children) {
+                    Optional<ZooKeeperNames.Member> m = ZooKeeperNames.member(child);
+                    if (m.isEmpty() || !standing(children, child, m.get().mode()).holds()) {
+                        continue;
+                    }
+                    Stat stat = new Stat();
+                    try {
+                        byte[] data = client.getData().storingStatIn(stat).forPath(parent + "/" + child);
+                        out.add(new LockInfo(name.get(), owner(data), stat.getCzxid(),
+                                Instant.ofEpochMilli(stat.getCtime()), null, true));
+                    } catch (KeeperException.NoNodeException e) {
+                        // released meanwhile
+                    }
+                }
+            }
+        } catch (Exception e) {
+            throw failed("listing the locks under " + root, e);
+        }
+        return out;
+    }
+
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        client.getConnectionStateListenable().removeListener(stateListener);
+        List<Place> toWithdraw;
+        synchronized (places) {
+            toWithdraw = new ArrayList<>(places.values());
+            places.clear();
+        }
+        for (Place p : toWithdraw) {
+            deleteQuietly(p.node.path);
+        }
+        if (ownsClient) {
+            client.close();
+        }
+    }
+}
