@@ -1,13 +1,11 @@
 package dev.baton.redis;
 
-import dev.baton.DistributedLock;
-import dev.baton.DistributedReadWriteLock;
 import dev.baton.ForcedRelease;
 import dev.baton.LockClient;
-import dev.baton.LockInfo;
 import dev.baton.LockNames;
 import dev.baton.spi.AbstractClientBuilder;
 import dev.baton.spi.ClientSettings;
+import dev.baton.spi.DelegatingLockClient;
 import dev.baton.spi.LockClients;
 import io.lettuce.core.ClientOptions;
 import io.lettuce.core.RedisClient;
@@ -16,10 +14,8 @@ import io.lettuce.core.protocol.CommandType;
 import io.lettuce.core.protocol.ProtocolKeyword;
 
 import java.time.Duration;
-import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
-import java.util.function.Supplier;
 
 /**
  * Builds Redis {@link LockClient}s on Lettuce: the same API, options and exceptions as the JDBC clients.
@@ -187,14 +183,13 @@ public final class RedisLocks {
         }
     }
 
-    /** Delegates the API to the core client and adds the operator's force release. */
-    private static final class Client implements RedisLockClient {
-        private final LockClient core;
+    /** The core client, with the operator's force release. */
+    private static final class Client extends DelegatingLockClient implements RedisLockClient {
         private final RedisLockBackend backend;
         private final String keyPrefix;
 
         Client(LockClient core, RedisLockBackend backend, String keyPrefix) {
-            this.core = core;
+            super(core);
             this.backend = backend;
             this.keyPrefix = keyPrefix;
         }
@@ -211,51 +206,6 @@ public final class RedisLocks {
                 throw new IllegalArgumentException("token must not be null (use OptionalLong.empty())");
             }
             return backend.forceRelease(name, token);
-        }
-
-        @Override
-        public DistributedLock lock(String name) {
-            return core.lock(name);
-        }
-
-        @Override
-        public DistributedReadWriteLock readWriteLock(String name) {
-            return core.readWriteLock(name);
-        }
-
-        @Override
-        public <T> T withLock(String name, Duration maxWait, Supplier<T> task) {
-            return core.withLock(name, maxWait, task);
-        }
-
-        @Override
-        public void withLock(String name, Duration maxWait, Runnable task) {
-            core.withLock(name, maxWait, task);
-        }
-
-        @Override
-        public List<LockInfo> list() {
-            return core.list();
-        }
-
-        @Override
-        public String clientId() {
-            return core.clientId();
-        }
-
-        @Override
-        public String backend() {
-            return core.backend();
-        }
-
-        @Override
-        public void close() {
-            core.close();
-        }
-
-        @Override
-        public String toString() {
-            return core.toString();
         }
     }
 }

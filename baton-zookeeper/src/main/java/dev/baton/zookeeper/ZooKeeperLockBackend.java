@@ -1,5 +1,6 @@
 package dev.baton.zookeeper;
 
+import dev.baton.ForcedRelease;
 import dev.baton.LockBackendException;
 import dev.baton.LockInfo;
 import dev.baton.spi.AcquireRequest;
@@ -34,6 +35,7 @@ import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
@@ -576,6 +578,39 @@ final class ZooKeeperLockBackend implements WaitingQueue, NotifiesReleases, Read
     }
 
     // ---- introspection -----------------------------------------------------------------------------------------
+
+    /**
+     * Deletes the member node that holds the exclusive lock {@code name} now (with {@code token}, only if its
+     * {@code czxid} is that token), at the version it was read at.
+     */
+    Optional<ForcedRelease> forceRelease(String name, OptionalLong token) {
+        String parent = parent(name);
+        try {
+            List<String> children = children(parent);
+            for (String child : children) {
+                Optional<ZooKeeperNames.Member> m = ZooKeeperNames.member(child);
+                if (m.isEmpty() || m.get().mode() != LockMode.EXCLUSIVE
+                        || !standing(children, child, LockMode.EXCLUSIVE).holds()) {
+                    continue;
+                }
+                Stat stat = new Stat();
+                byte[] data;
+                try {
+                    data = client.getData().storingStatIn(stat).forPath(parent + "/" + child);
+                    if (token.isPresent() && stat.getCzxid() != token.getAsLong()) {
+                        return Optional.empty();
+                    }
+                    client.delete().withVersion(stat.getVersion()).forPath(parent + "/" + child);
+                } catch (KeeperException.NoNodeException e) {
+                    return Optional.empty(); // released meanwhile
+                }
+                return Optional.of(new ForcedRelease(name, owner(data), stat.getCzxid(), null));
+            }
+            return Optional.empty();
+        } catch (Exception e) {
+            throw failed("force release of '" + name + "'", e);
+        }
+    }
 
     @Override
     public List<LockInfo> inspect() {

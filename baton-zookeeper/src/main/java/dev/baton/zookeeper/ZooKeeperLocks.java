@@ -1,9 +1,12 @@
 package dev.baton.zookeeper;
 
+import dev.baton.ForcedRelease;
 import dev.baton.LockBackendException;
 import dev.baton.LockClient;
+import dev.baton.LockNames;
 import dev.baton.spi.AbstractClientBuilder;
 import dev.baton.spi.ClientSettings;
+import dev.baton.spi.DelegatingLockClient;
 import dev.baton.spi.LockClients;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
@@ -11,6 +14,8 @@ import org.apache.curator.framework.imps.CuratorFrameworkState;
 import org.apache.curator.retry.BoundedExponentialBackoffRetry;
 
 import java.time.Duration;
+import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -175,7 +180,7 @@ public final class ZooKeeperLocks {
          * @throws IllegalStateException    if your {@link CuratorFramework} was not started, or was closed
          */
         @Override
-        public LockClient build() {
+        public ZooKeeperLockClient build() {
             ClientSettings base = settings();
             if (explicitLeaseTime != null && sessionTimeout != null && explicitLeaseTime.compareTo(sessionTimeout) > 0) {
                 throw new IllegalArgumentException("leaseTime (" + explicitLeaseTime.toMillis() + " ms) must not exceed"
@@ -212,7 +217,7 @@ public final class ZooKeeperLocks {
                 Duration negotiated = Duration.ofMillis(c.getZookeeperClient().getZooKeeper().getSessionTimeout());
                 ClientSettings settings = tie(base, negotiated);
                 backend = new ZooKeeperLockBackend(c, curator == null, rootPath, endpoint);
-                return LockClients.create(backend, settings);
+                return new Client(LockClients.create(backend, settings), backend);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 closeOwn(c, backend);
@@ -249,6 +254,25 @@ public final class ZooKeeperLocks {
             }
             return new ClientSettings(lease, renew, base.minPollInterval(), base.maxPollInterval(),
                     base.clientIdPrefix(), base.ticker());
+        }
+    }
+
+    /** The core client, with the operator's force release. */
+    private static final class Client extends DelegatingLockClient implements ZooKeeperLockClient {
+        private final ZooKeeperLockBackend backend;
+
+        Client(LockClient core, ZooKeeperLockBackend backend) {
+            super(core);
+            this.backend = backend;
+        }
+
+        @Override
+        public Optional<ForcedRelease> forceRelease(String name, OptionalLong token) {
+            LockNames.validate(name);
+            if (token == null) {
+                throw new IllegalArgumentException("token must not be null (use OptionalLong.empty())");
+            }
+            return backend.forceRelease(name, token);
         }
     }
 }

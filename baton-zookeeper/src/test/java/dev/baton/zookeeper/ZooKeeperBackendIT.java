@@ -1,5 +1,6 @@
 package dev.baton.zookeeper;
 
+import dev.baton.ForcedRelease;
 import dev.baton.Lease;
 import dev.baton.LockBackendException;
 import dev.baton.LockClient;
@@ -25,6 +26,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalLong;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -109,6 +111,38 @@ class ZooKeeperBackendIT {
 
     private LockClient client() {
         return fixture.newClient(ClientConfig.defaults());
+    }
+
+    /** The operator's force release ({@code baton release}): only under the holder's token, and the holder hears. */
+    @Test
+    void forceReleaseDeletesTheHoldersNodeOnlyUnderItsTokenAndTheHolderLosesIt() throws Exception {
+        String name = unique("force");
+        ZooKeeperLockClient operator = ZooKeeperLocks.builder(TestServers.ZOOKEEPER_HOST + ":"
+                + TestServers.ZOOKEEPER_PORT).rootPath(fixture.root()).build();
+        try (operator; LockClient holder = client(); LockClient next = client()) {
+            Lease held = holder.lock(name).acquire(Duration.ofSeconds(5));
+            CompletableFuture<LockLostException> lost = new CompletableFuture<>();
+            held.onLost(lost::complete);
+            CompletableFuture<Long> waiter = CompletableFuture.supplyAsync(() -> {
+                try (Lease l = next.lock(name).acquire(Duration.ofSeconds(20))) {
+                    return l.fencingToken();
+                }
+            });
+            await().atMost(Duration.ofSeconds(5)).until(() -> members(name).size() == 2);
+
+            assertThat(operator.forceRelease(name, OptionalLong.of(held.fencingToken() + 1))).as("a wrong token").isEmpty();
+            assertThat(held.isValid()).isTrue();
+            ForcedRelease r = operator.forceRelease(name, OptionalLong.of(held.fencingToken())).orElseThrow();
+            assertThat(r.holder()).isEqualTo(held.holderId());
+            assertThat(r.fencingToken()).isEqualTo(held.fencingToken());
+            assertThat(r.remaining()).as("no lease on the server").isNull();
+
+            assertThat(waiter.get(20, TimeUnit.SECONDS)).as("the next in line").isGreaterThan(held.fencingToken());
+            assertThat(lost.get(10, TimeUnit.SECONDS).getMessage()).contains(name);
+            assertThat(held.isValid()).isFalse();
+            held.close();
+            assertThat(operator.forceRelease(name, OptionalLong.empty())).as("nothing held any more").isEmpty();
+        }
     }
 
     @Test
