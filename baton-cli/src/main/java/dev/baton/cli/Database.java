@@ -58,7 +58,7 @@ record Database(DataSource dataSource, AutoCloseable closer, String description)
         return switch (url.kind()) {
             case SQLITE -> sqlite(url, home, access);
             case POSTGRESQL, MARIADB -> pooled(url);
-            case REDIS -> throw new IllegalStateException(url.shown() + " is not a SQL database");
+            case REDIS, ZOOKEEPER -> throw new IllegalStateException(url.shown() + " is not a SQL database");
         };
     }
 

@@ -43,6 +43,9 @@ final class DatabaseErrors {
         if (url.kind() == DatabaseUrl.Kind.SQLITE && sql != null) {
             return sqlite(url, sql, driver, e);
         }
+        if (url.kind() == DatabaseUrl.Kind.ZOOKEEPER && driver.contains("cannot connect to ZooKeeper")) {
+            return new BatonFailure(ExitCodes.UNAVAILABLE, "cannot reach " + db + " (unreachable): " + driver, e);
+        }
         if (url.kind() == DatabaseUrl.Kind.REDIS && (driver.contains("WRONGPASS") || driver.contains("NOAUTH")
                 || driver.contains("NOPERM"))) {
             return new BatonFailure(ExitCodes.REFUSED, db + " refused the connection (credentials or permission): "

@@ -8,6 +8,8 @@ import dev.baton.jdbc.JdbcLocks;
 import dev.baton.jdbc.Strategy;
 import dev.baton.redis.RedisLockClient;
 import dev.baton.redis.RedisLocks;
+import dev.baton.zookeeper.ZooKeeperLockClient;
+import dev.baton.zookeeper.ZooKeeperLocks;
 import io.lettuce.core.RedisURI;
 import org.sqlite.SQLiteDataSource;
 import picocli.CommandLine.Option;
@@ -29,14 +31,14 @@ final class DatabaseOptions {
     @Option(names = "--url", paramLabel = "URL",
             description = {"Lock database: jdbc:postgresql:…, jdbc:mariadb:…, jdbc:mysql:… (MariaDB driver), "
                     + "jdbc:sqlite:FILE (~/ is your home directory), or Redis: redis://[:PASSWORD@]HOST[:PORT][/DB]"
-                    + " (rediss:// for TLS).",
+                    + " (rediss:// for TLS), or ZooKeeper: zookeeper://HOST:PORT[,HOST:PORT…][/CHROOT].",
                     "Default: $" + DatabaseUrl.ENV + ", else the embedded SQLite file ~/.baton/baton.db."})
     String url;
 
     @Option(names = "--table", paramLabel = "NAME",
             description = "Lease table (default " + JdbcLocks.DEFAULT_TABLE + "). 'baton run' creates it if"
                     + " missing; no other command does. Not on Redis (its locks live under the key prefix "
-                    + RedisLocks.DEFAULT_KEY_PREFIX + ").")
+                    + RedisLocks.DEFAULT_KEY_PREFIX + ") or ZooKeeper (under " + ZooKeeperLocks.DEFAULT_ROOT_PATH + ").")
     String table;
 
     @Option(names = {"-v", "--verbose"}, description = "Log progress and show stack traces of errors.")
@@ -78,6 +80,14 @@ final class DatabaseOptions {
             }
             return redis(databaseUrl, leaseTime);
         }
+        if (databaseUrl.kind() == DatabaseUrl.Kind.ZOOKEEPER) {
+            if (strategy == Strategy.SESSION) {
+                throw new BatonFailure(ExitCodes.USAGE, "--strategy session names the SQL session locks; a ZooKeeper"
+                        + " lock (" + databaseUrl.shown() + ") is held by its ZooKeeper session already: leave"
+                        + " --strategy out", null);
+            }
+            return zookeeper(databaseUrl, leaseTime);
+        }
         if (strategy == Strategy.SESSION && databaseUrl.kind() == DatabaseUrl.Kind.SQLITE) {
             throw new BatonFailure(ExitCodes.USAGE, "--strategy session needs PostgreSQL or MariaDB/MySQL;"
                     + " SQLite (" + databaseUrl.describe() + ") has no session locks: use --strategy lease", null);
@@ -115,6 +125,9 @@ final class DatabaseOptions {
         if (databaseUrl.kind() == DatabaseUrl.Kind.REDIS) {
             return redis(databaseUrl, null);
         }
+        if (databaseUrl.kind() == DatabaseUrl.Kind.ZOOKEEPER) {
+            return zookeeper(databaseUrl, null);
+        }
         // a bad --table is a usage error, said before anything is opened: this builder is never built, it
         // only checks the name
         builder(new SQLiteDataSource());
@@ -139,7 +152,7 @@ final class DatabaseOptions {
      * taken with this table).
      */
     Optional<OpenClient> connectSessionIfPresent(DatabaseUrl databaseUrl) {
-        if (databaseUrl.kind() == DatabaseUrl.Kind.SQLITE || databaseUrl.kind() == DatabaseUrl.Kind.REDIS) {
+        if (databaseUrl.kind() == DatabaseUrl.Kind.SQLITE || !databaseUrl.isSql()) {
             return Optional.empty();
         }
         Database database = Database.open(databaseUrl, home(), Database.Access.READ);
@@ -178,6 +191,30 @@ final class DatabaseOptions {
         RedisLocks.Builder builder = RedisLocks.builder(uri).commandTimeout(Database.SOCKET_TIMEOUT);
         if (leaseTime != null) {
             builder.leaseTime(leaseTime);
+        }
+        return new OpenClient(builder.build(), () -> { });
+    }
+
+    /**
+     * A ZooKeeper lock client (baton-zookeeper) with a Curator client of its own, closed with it; its session timeout
+     * is the lease time ({@code baton run --lease}), or ZooKeeperLocks' default.
+     *
+     * @throws BatonFailure (64) for {@code --table}
+     */
+    private OpenClient zookeeper(DatabaseUrl databaseUrl, Duration leaseTime) {
+        if (table != null) {
+            throw new BatonFailure(ExitCodes.USAGE, "--table names a SQL lock table; ZooKeeper (" + databaseUrl.shown()
+                    + ") has no tables: its locks live under the znode " + ZooKeeperLocks.DEFAULT_ROOT_PATH, null);
+        }
+        ZooKeeperLocks.Builder builder;
+        try {
+            builder = ZooKeeperLocks.builder(databaseUrl.jdbcUrl()).connectionTimeout(Database.CONNECT_TIMEOUT);
+        } catch (IllegalArgumentException e) {
+            throw new BatonFailure(ExitCodes.USAGE, "invalid ZooKeeper URL '" + databaseUrl.shown() + "': "
+                    + e.getMessage(), e);
+        }
+        if (leaseTime != null) {
+            builder.leaseTime(leaseTime).sessionTimeout(leaseTime);
         }
         return new OpenClient(builder.build(), () -> { });
     }
@@ -238,7 +275,7 @@ final class DatabaseOptions {
     /**
      * A lock client and what it runs on (a SQL database's pool), closed together (client first).
      *
-     * @param client   the lock client: a {@link JdbcLockClient} or a {@link RedisLockClient}
+     * @param client   the lock client: a {@link JdbcLockClient}, a {@link RedisLockClient} or a {@link ZooKeeperLockClient}
      * @param database its connections, if they are not the client's own
      */
     record OpenClient(LockClient client, AutoCloseable database) implements AutoCloseable {
@@ -247,6 +284,9 @@ final class DatabaseOptions {
         Optional<ForcedRelease> forceRelease(String name, OptionalLong token) {
             if (client instanceof JdbcLockClient jdbc) {
                 return jdbc.forceRelease(name, token);
+            }
+            if (client instanceof ZooKeeperLockClient zk) {
+                return zk.forceRelease(name, token);
             }
             return ((RedisLockClient) client).forceRelease(name, token);
         }
@@ -260,8 +300,9 @@ final class DatabaseOptions {
             if (client instanceof JdbcLockClient jdbc) {
                 return jdbc.purgeExpired(olderThan);
             }
-            throw new BatonFailure(ExitCodes.USAGE, "nothing to purge on Redis (" + url.shown() + "): a grant's key"
-                    + " expires with its lease", null);
+            throw new BatonFailure(ExitCodes.USAGE, "nothing to purge on " + url.shown() + ": "
+                    + (url.kind() == DatabaseUrl.Kind.ZOOKEEPER ? "a member node ends with its holder's session"
+                    : "a grant's key expires with its lease"), null);
         }
 
         @Override

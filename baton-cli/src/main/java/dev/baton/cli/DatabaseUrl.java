@@ -16,7 +16,8 @@ import java.util.regex.Pattern;
  *
  * @param kind    the server kind
  * @param jdbcUrl the URL given to the driver: the JDBC URL ({@code jdbc:mysql:} is rewritten to
- *                {@code jdbc:mariadb:}), or the {@code redis://} / {@code rediss://} URI given to Lettuce
+ *                {@code jdbc:mariadb:}), the {@code redis://} / {@code rediss://} URI given to Lettuce, or the
+ *                ZooKeeper connect string ({@code host:port[,host:port…][/chroot]}) of a {@code zookeeper://} URL
  * @param shown   the URL as written, password hidden, for messages
  * @param rawUrl  the URL as written, to find its passwords in other text ({@link #scrub}); never printed
  */
@@ -24,7 +25,8 @@ record DatabaseUrl(Kind kind, String jdbcUrl, String shown, String rawUrl) {
     /** The environment variable read when {@code --url} is not given. */
     static final String ENV = "BATON_URL";
     /** The prefixes accepted, for messages and help. */
-    static final String SUPPORTED = "jdbc:postgresql:, jdbc:mariadb:, jdbc:mysql:, jdbc:sqlite:, redis:// or rediss://";
+    static final String SUPPORTED = "jdbc:postgresql:, jdbc:mariadb:, jdbc:mysql:, jdbc:sqlite:, redis://, rediss:// or"
+            + " zookeeper://";
     private static final String SQLITE_PREFIX = "jdbc:sqlite:";
     /** The value of a {@code password=} parameter, in a URL or in any text that contains one. */
     private static final Pattern PASSWORD_PARAMETER = Pattern.compile("(?i)(?<=[?&;]password=)([^&;\\s]*)");
@@ -42,7 +44,9 @@ record DatabaseUrl(Kind kind, String jdbcUrl, String shown, String rawUrl) {
         MARIADB("org.mariadb.jdbc.Driver"),
         SQLITE("org.sqlite.JDBC"),
         /** Redis through Lettuce (baton-redis): no JDBC driver, no table. */
-        REDIS(null);
+        REDIS(null),
+        /** ZooKeeper through Curator (baton-zookeeper): the URL's rest is the connect string. */
+        ZOOKEEPER(null);
 
         private final String driver;
 
@@ -124,6 +128,11 @@ record DatabaseUrl(Kind kind, String jdbcUrl, String shown, String rawUrl) {
         return Optional.of(Path.of(rest).toAbsolutePath());
     }
 
+    /** Whether this is a SQL database (a JDBC URL), with tables and the session strategy. */
+    boolean isSql() {
+        return kind.driver() != null;
+    }
+
     /** How messages name this database: the SQLite file, or the URL with any password hidden. */
     String describe() {
         return sqliteFile().map(f -> "SQLite file " + f).orElse(shown);
@@ -154,6 +163,9 @@ record DatabaseUrl(Kind kind, String jdbcUrl, String shown, String rawUrl) {
         if ((lower.startsWith("redis://") && url.length() > "redis://".length())
                 || (lower.startsWith("rediss://") && url.length() > "rediss://".length())) {
             return new DatabaseUrl(Kind.REDIS, url, shown, url);
+        }
+        if (lower.startsWith("zookeeper://") && url.length() > "zookeeper://".length()) {
+            return new DatabaseUrl(Kind.ZOOKEEPER, url.substring("zookeeper://".length()), shown, url);
         }
         throw new BatonFailure(ExitCodes.USAGE, "unsupported database URL '" + shown + "' (from " + source
                 + "): use " + SUPPORTED, null);

@@ -69,10 +69,13 @@ final class ReleaseCommand implements Callable<Integer> {
         if (released.isPresent()) {
             ForcedRelease r = released.get();
             spec.commandLine().getOut().println("released " + lock + ": holder " + Names.escape(r.holder())
-                    + ", token " + r.fencingToken() + ", " + r.remaining().toMillis() + " ms of its lease were left");
+                    + ", token " + r.fencingToken() + ", " + (r.remaining() == null
+                    ? "its member node deleted (the next in line gets the lock)"
+                    : r.remaining().toMillis() + " ms of its lease were left"));
             return ExitCodes.OK;
         }
-        spec.commandLine().getErr().println("baton: " + whyNothing(lock));
+        spec.commandLine().getErr().println("baton: " + (url.kind() == DatabaseUrl.Kind.ZOOKEEPER
+                ? whyNothingOnZooKeeper(lock) : whyNothing(lock)));
         return ExitCodes.NOT_HELD;
     }
 
@@ -90,6 +93,20 @@ final class ReleaseCommand implements Callable<Integer> {
                         + "; it ends only with that database session, so it is not released from here: stop the"
                         + " holding process, or end the session on the server (PostgreSQL: SELECT"
                         + " pg_terminate_backend(pid); MariaDB/MySQL: KILL id)");
+    }
+
+    /** Why nothing was released on ZooKeeper, whose holds all end with a session: held under another token, or free. */
+    private String whyNothingOnZooKeeper(String lock) {
+        Optional<LockInfo> held = ListCommand.locks(database).stream().filter(l -> l.name().equals(name) && l.held())
+                .findFirst();
+        if (held.isPresent() && token != null && held.get().fencingToken() != token) {
+            return lock + " is held under token " + held.get().fencingToken() + ", not " + token + ": nothing released";
+        }
+        if (held.isPresent()) {
+            return lock + " changed hands while it was being released (now token " + held.get().fencingToken()
+                    + "): nothing released; look again and use --token";
+        }
+        return lock + " is free: nothing released";
     }
 
     /** Why nothing was released, from a fresh look at the lock. */

@@ -56,7 +56,7 @@ final class StatusCommand implements Callable<Integer> {
         LockInfo l = info.get();
         if (l.held() && l.expiresAt() == null) {
             return lock + " is held by " + Names.escape(l.holder()) + " (session lock: held until that"
-                    + " database session ends)";
+                    + " server session ends)";
         }
         if (l.held()) {
             return lock + " is held by " + Names.escape(l.holder()) + " (token " + l.fencingToken()

@@ -156,7 +156,7 @@ class BatonRedisIT {
         assertThat(session.err()).contains("--strategy session needs PostgreSQL or MariaDB/MySQL");
         BatonAdminIT.Result purge = baton("purge", "--url", URL, "--older-than", "1h");
         assertThat(purge.status()).isEqualTo(ExitCodes.USAGE);
-        assertThat(purge.err()).contains("nothing to purge on Redis");
+        assertThat(purge.err()).contains("nothing to purge on redis://").contains("expires with its lease");
         BatonAdminIT.Result down = baton("list", "--url", "redis://:s3cret@127.0.0.1:1");
         assertThat(down.status()).isEqualTo(ExitCodes.UNAVAILABLE);
         assertThat(down.err()).contains("cannot reach redis://:***@127.0.0.1:1").doesNotContain("s3cret");
