@@ -272,8 +272,7 @@ final class ZooKeeperLockBackend implements WaitingQueue, NotifiesReleases, Read
                 Place place = places.get(request);
                 long sessionNow = currentSession();
                 if (place != null && place.node.sessionId != sessionNow) {
-                    places.remove(request); // its node ended with its session
-                    place = null;
+                    throw placeEndedWithItsSession(request, place);
                 }
                 if (place == null) {
                     place = new Place(name, create(parent, request, sessionNow));
@@ -282,7 +281,10 @@ final class ZooKeeperLockBackend implements WaitingQueue, NotifiesReleases, Read
                 String mine = place.node.path.substring(parent.length() + 1);
                 Standing s = standing(children(parent), mine, request.mode());
                 if (!s.present()) {
-                    // deleted under us (by hand, or its session ended): take a new place
+                    if (place.node.sessionId != currentSession()) {
+                        throw placeEndedWithItsSession(request, place); // Curator reconnected on a new session meanwhile
+                    }
+                    // deleted under us by hand: take a new place
                     places.remove(request);
                     continue;
                 }
@@ -323,6 +325,19 @@ final class ZooKeeperLockBackend implements WaitingQueue, NotifiesReleases, Read
         } catch (Exception e) {
             throw failed("acquire of '" + name + "'", e);
         }
+    }
+
+    /**
+     * A waiter's node ended with its session, which the server may have made the holder meanwhile (a waiter paused or
+     * cut off when its predecessor left): the acquisition fails saying so — never "not granted", and never a silent new
+     * place at the back of the line.
+     */
+    private LockBackendException placeEndedWithItsSession(AcquireRequest request, Place place) {
+        places.remove(request);
+        return new LockBackendException(description, "acquire of '" + request.name() + "': its place in line ended"
+                + " with ZooKeeper session 0x" + Long.toHexString(place.node.sessionId) + " (expired while waiting);"
+                + " the server may have made it the holder for as long as that session lived, which never reached"
+                + " this client", null);
     }
 
     private List<String> children(String parent) throws Exception {

@@ -397,6 +397,35 @@ class ZooKeeperBackendIT {
         }
     }
 
+    /**
+     * A waiter cut off while its predecessor left: the server made its node the holder, then expired its session. Its
+     * acquire must say so (an error naming the expired session), never time out as "not granted" (the server did show
+     * it holding: {@code baton check}'s quick profile, pause on ZooKeeper, found that) nor take a silent new place at
+     * the back of the line.
+     */
+    @Test
+    void aWaiterWhoseSessionExpiredWhileItWaitedIsToldSoNotTimedOutOrRequeued() throws Exception {
+        String name = unique("waiter-expired");
+        Duration lease = Duration.ofSeconds(2);
+        try (LockClient holder = client(); LockClient w = fixture.newClient(ClientConfig.lease(lease))) {
+            Lease held = holder.lock(name).acquire(Duration.ofSeconds(5));
+            CompletableFuture<Lease> waiting = CompletableFuture.supplyAsync(() -> w.lock(name).acquire(Duration.ofSeconds(30)));
+            await().atMost(Duration.ofSeconds(5)).until(() -> members(name).size() == 2);
+            long session = fixture.curatorOf(w).getZookeeperClient().getZooKeeper().getSessionId();
+            try (AutoCloseable ignored = fixture.cutOff(w)) {
+                held.close(); // the waiter's node is the lowest now: the server shows it holding
+                await().atMost(Duration.ofSeconds(2)).until(() -> members(name).size() == 1);
+                // the server expires the session it no longer hears from, and deletes the node
+                await().atMost(Duration.ofSeconds(15)).until(() -> members(name).isEmpty());
+            }
+            assertThat(waiting).failsWithin(Duration.ofSeconds(20))
+                    .withThrowableOfType(java.util.concurrent.ExecutionException.class)
+                    .havingCause().isInstanceOf(LockBackendException.class)
+                    .withMessageContaining("expired while waiting").withMessageContaining(Long.toHexString(session));
+            assertThat(members(name)).as("no new place left behind").isEmpty();
+        }
+    }
+
     @Test
     void aProtectedCreateWhoseReplyWasLostFindsItsNodeAfterReconnecting() throws Exception {
         String name = unique("protected");
