@@ -86,7 +86,12 @@ CFG
   cat > "$zk/run.sh" <<RUN
 #!/bin/sh
 # Starts the tests' ZooKeeper in the background (written by scripts/start-servers.sh).
+# JMX on 127.0.0.1:2182 without authentication: the checker's session-kill ends a session through the server's
+# own ConnectionMXBean.terminateSession (ZooKeeper has no command for it)
 cd "$zk" && nohup setsid java -Xmx512m -Dorg.slf4j.simpleLogger.defaultLogLevel=warn \\
+  -Dcom.sun.management.jmxremote.port=2182 -Dcom.sun.management.jmxremote.rmi.port=2182 \\
+  -Dcom.sun.management.jmxremote.host=127.0.0.1 -Djava.rmi.server.hostname=127.0.0.1 \\
+  -Dcom.sun.management.jmxremote.authenticate=false -Dcom.sun.management.jmxremote.ssl=false \\
   -cp "\$(cat "$zk/classpath.txt")" org.apache.zookeeper.server.ZooKeeperServerMain "$zk/zoo.cfg" \\
   >> "$zk/zookeeper.log" 2>&1 < /dev/null &
 echo \$! > "$zk/zookeeper.pid"

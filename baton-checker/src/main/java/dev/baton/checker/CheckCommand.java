@@ -59,9 +59,9 @@ public final class CheckCommand implements Callable<Integer> {
     List<String> urls;
 
     @Option(names = "--strategy", defaultValue = "lease", paramLabel = "S",
-            description = "Strategy: lease (JDBC lease rows; on a redis:// URL, Baton's Redis locks), session (PostgreSQL"
-                    + " advisory locks, MariaDB/MySQL GET_LOCK), run-once (JdbcLockClient.runOnce on a schedule),"
-                    + " redis (Baton's Redis locks), or a class implementing"
+            description = "Strategy: lease (JDBC lease rows; on a redis:// or zookeeper:// URL, Baton's locks there),"
+                    + " session (PostgreSQL advisory locks, MariaDB/MySQL GET_LOCK), run-once (JdbcLockClient.runOnce on"
+                    + " a schedule), redis, zookeeper, or a class implementing"
                     + " dev.baton.checker.CheckStrategy (default ${DEFAULT-VALUE}).")
     String strategy;
 
@@ -104,7 +104,8 @@ public final class CheckCommand implements Callable<Integer> {
     @Option(names = "--allow-restart", description = "Allow the restart fault, which stops and starts the database"
             + " server on this host as scripts/start-servers.sh does (PostgreSQL: pg_ctlcluster restart -m fast;"
             + " MariaDB: SIGTERM, then start-stop-daemon; Redis: SHUTDOWN NOSAVE, then redis-server without"
-            + " persistence, losing every key). Every client of that server loses its sessions.")
+            + " persistence, losing every key; ZooKeeper: SIGTERM, then the start command the script wrote). Every"
+            + " client of that server loses its connections.")
     boolean allowRestart;
 
     @Option(names = "--seed", paramLabel = "N", description = "Seed for the workers' and the nemesis' choices (default: random, printed).")

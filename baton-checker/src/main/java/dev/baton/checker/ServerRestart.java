@@ -30,7 +30,10 @@ import java.util.stream.Stream;
  *       {@code start-stop-daemon --start --oknodo --background --exec /usr/sbin/mariadbd};</li>
  *   <li>Redis: {@code redis-cli -p <port> shutdown nosave}, wait until the port is closed, then
  *       {@code redis-server} with the options of {@code scripts/start-servers.sh} (no persistence: every key is
- *       lost, as in a failover to an empty server).</li>
+ *       lost, as in a failover to an empty server);</li>
+ *   <li>ZooKeeper: {@code SIGTERM} to the server whose pid {@code scripts/start-servers.sh} wrote to
+ *       {@value #ZOOKEEPER_HOME}{@code /zookeeper.pid}, wait until it is gone, then {@value #ZOOKEEPER_HOME}{@code /run.sh}
+ *       (the start command that script wrote; the data directory, and so the sessions, survive).</li>
  * </ul>
  * Either way it returns once the server accepts TCP connections again, or throws after {@link #TIMEOUT}.
  * The server must be on this host (a loopback URL): the checker refuses to restart anything else.
@@ -39,11 +42,13 @@ final class ServerRestart {
     /** How long a restart may take before the checker gives up on it. */
     static final Duration TIMEOUT = Duration.ofSeconds(60);
     static final String SCRIPT = "scripts/start-servers.sh";
-    private static final Pattern HOST_PORT = Pattern.compile("(?i)(?:jdbc:)?(postgresql|mariadb|mysql|redis)://(?:[^@/]*@)?([^/:?,]+)(?::(\\d+))?.*");
+    /** Where {@code scripts/start-servers.sh} keeps the ZooKeeper server's pid, start command and data. */
+    static final String ZOOKEEPER_HOME = "/var/lib/baton-zookeeper";
+    private static final Pattern HOST_PORT = Pattern.compile("(?i)(?:jdbc:)?(postgresql|mariadb|mysql|redis|zookeeper)://(?:[^@/]*@)?([^/:?,]+)(?::(\\d+))?.*");
 
     /** The servers the checker can restart. */
     private enum Server {
-        POSTGRESQL("PostgreSQL", 5432), MARIADB("MariaDB", 3306), REDIS("Redis", 6379);
+        POSTGRESQL("PostgreSQL", 5432), MARIADB("MariaDB", 3306), REDIS("Redis", 6379), ZOOKEEPER("ZooKeeper", 2181);
 
         final String label;
         final int defaultPort;
@@ -70,13 +75,15 @@ final class ServerRestart {
     static ServerRestart of(String url) {
         Matcher m = HOST_PORT.matcher(url);
         boolean jdbc = url.toLowerCase(Locale.ROOT).startsWith("jdbc:");
-        if (!m.matches() || jdbc == m.group(1).equalsIgnoreCase("redis")) {
-            throw new IllegalArgumentException("--faults restart: '" + url + "' is not a PostgreSQL, MariaDB/MySQL or"
-                    + " Redis server URL with a //host part; restart works on servers started as " + SCRIPT + " starts them");
+        boolean sql = m.matches() && !m.group(1).equalsIgnoreCase("redis") && !m.group(1).equalsIgnoreCase("zookeeper");
+        if (!m.matches() || jdbc != sql) {
+            throw new IllegalArgumentException("--faults restart: '" + url + "' is not a PostgreSQL, MariaDB/MySQL,"
+                    + " Redis or ZooKeeper server URL with a //host part; restart works on servers started as " + SCRIPT + " starts them");
         }
         Server server = switch (m.group(1).toLowerCase(Locale.ROOT)) {
             case "postgresql" -> Server.POSTGRESQL;
             case "redis" -> Server.REDIS;
+            case "zookeeper" -> Server.ZOOKEEPER;
             default -> Server.MARIADB;
         };
         int port = m.group(3) != null ? Integer.parseInt(m.group(3)) : server.defaultPort;
@@ -98,6 +105,7 @@ final class ServerRestart {
             case POSTGRESQL -> "pg_ctlcluster restart -m fast";
             case MARIADB -> "SIGTERM mariadbd + start-stop-daemon";
             case REDIS -> "SHUTDOWN NOSAVE + redis-server (no persistence)";
+            case ZOOKEEPER -> "SIGTERM zookeeper + " + ZOOKEEPER_HOME + "/run.sh";
         };
     }
 
@@ -120,13 +128,27 @@ final class ServerRestart {
             // as scripts/start-servers.sh starts it
             exec(List.of("redis-server", "--daemonize", "yes", "--bind", "127.0.0.1", "-::1", "--port", port,
                     "--save", "", "--appendonly", "no", "--dir", "/var/lib/redis", "--logfile", "/var/log/redis/ci.log"));
-        } else {
-            ProcessHandle server = mariadbd().orElseThrow(() -> new IOException("no mariadbd process on this host"
-                    + " (" + SCRIPT + " starts it)"));
-            server.destroy(); // SIGTERM: a clean shutdown
-            while (server.isAlive()) {
+        } else if (server == Server.ZOOKEEPER) {
+            Path pidFile = Path.of(ZOOKEEPER_HOME, "zookeeper.pid");
+            long pid = Long.parseLong(Files.readString(pidFile).strip());
+            ProcessHandle zk = ProcessHandle.of(pid).orElseThrow(() -> new IOException("no ZooKeeper process " + pid
+                    + " (from " + pidFile + "; " + SCRIPT + " starts it)"));
+            zk.destroy(); // SIGTERM
+            while (zk.isAlive()) {
                 if (System.nanoTime() - deadline > 0) {
-                    throw new IOException("mariadbd (pid " + server.pid() + ") did not stop within "
+                    throw new IOException("ZooKeeper (pid " + pid + ") did not stop within " + TIMEOUT.toSeconds()
+                            + " s of SIGTERM");
+                }
+                Thread.sleep(50);
+            }
+            exec(List.of("sh", ZOOKEEPER_HOME + "/run.sh"));
+        } else {
+            ProcessHandle mariadb = mariadbd().orElseThrow(() -> new IOException("no mariadbd process on this host"
+                    + " (" + SCRIPT + " starts it)"));
+            mariadb.destroy(); // SIGTERM: a clean shutdown
+            while (mariadb.isAlive()) {
+                if (System.nanoTime() - deadline > 0) {
+                    throw new IOException("mariadbd (pid " + mariadb.pid() + ") did not stop within "
                             + TIMEOUT.toSeconds() + " s of SIGTERM");
                 }
                 Thread.sleep(50);

@@ -10,7 +10,8 @@ final class Strategies {
             "lease", JdbcLeaseStrategy::new,
             "session", JdbcSessionStrategy::new,
             "run-once", JdbcRunOnceStrategy::new,
-            "redis", RedisStrategy::new));
+            "redis", RedisStrategy::new,
+            "zookeeper", ZooKeeperStrategy::new));
 
     private Strategies() {
     }
@@ -44,11 +45,15 @@ final class Strategies {
 
     /**
      * The strategy to check {@code url} with: {@code lease}, the default, on a {@code redis://} URL is Redis's
-     * lease ({@code redis}); anything else as {@link #byName}.
+     * lease ({@code redis}), on a {@code zookeeper://} URL ZooKeeper's locks ({@code zookeeper}); anything else as
+     * {@link #byName}.
      */
     static CheckStrategy forUrl(String name, String url) {
         if (name.equals("lease") && RedisStrategy.isRedis(url)) {
             return new RedisStrategy();
+        }
+        if (name.equals("lease") && ZooKeeperStrategy.isZooKeeper(url)) {
+            return new ZooKeeperStrategy();
         }
         return byName(name);
     }

@@ -48,6 +48,8 @@ class ModesTest {
         assertThat(ServerRestart.of("redis://:pw@localhost/2").description()).contains("no persistence");
         assertThatThrownBy(() -> ServerRestart.of("redis://192.0.2.1:6379")).hasMessageContaining("not this host");
         assertThatThrownBy(() -> ServerRestart.of("jdbc:redis://127.0.0.1")).hasMessageContaining("not a PostgreSQL");
+        assertThat(ServerRestart.of("zookeeper://127.0.0.1:2181").description()).contains("run.sh");
+        assertThatThrownBy(() -> ServerRestart.of("zookeeper://192.0.2.1:2181")).hasMessageContaining("not this host");
     }
 
     /** Run as {@code baton check …}, the report said "command: baton check check …". */
@@ -70,6 +72,11 @@ class ModesTest {
         assertThatThrownBy(() -> new RedisStrategy().validate("jdbc:postgresql://127.0.0.1/test"))
                 .hasMessageContaining("redis://");
         assertThat(RedisStrategy.prefix("baton_check")).isEqualTo("baton_check:");
+        assertThat(Strategies.forUrl("lease", "zookeeper://127.0.0.1:2181").name()).isEqualTo("zookeeper");
+        assertThat(ZooKeeperStrategy.connectString("zookeeper://127.0.0.1/chroot")).isEqualTo("127.0.0.1:2181/chroot");
+        assertThat(ZooKeeperStrategy.root("baton_check")).isEqualTo("/baton_check");
+        assertThatThrownBy(() -> new ZooKeeperStrategy().validate("zookeeper://a:2181,b:2181"))
+                .hasMessageContaining("one server");
     }
 
     @Test

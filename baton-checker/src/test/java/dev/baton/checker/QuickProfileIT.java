@@ -12,7 +12,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * The CI profile: {@code baton check --profile quick} (lease 1 s, 12 s per scenario) on every backend, two
- * scenarios each (Redis, the newest, four), must PASS — including at least 5 hits per scenario, which no longer depends on the
+ * scenarios each (Redis and ZooKeeper, the newest, four), must PASS — including at least 5 hits per scenario, which no longer depends on the
  * machine's speed: a scenario with fewer hits after its 12 s goes on until it has them, for up to 36 s
  * ({@link Scenario#MAX_STRETCH}), so a slow machine makes the test slower, not INCONCLUSIVE. Every fault kind runs on some network
  * backend; SQLite has no sessions and no network path, so it runs kill. (SQLite × pause is left out of CI: a
@@ -51,6 +51,13 @@ class QuickProfileIT {
     void redis() {
         TestServers.requireRedis();
         check("redis://127.0.0.1:6379", "kill,pause,session-kill,partition");
+    }
+
+    /** Baton's ZooKeeper locks, chosen by the URL: every fault but restart; session-kill through the server's JMX. */
+    @Test
+    void zookeeper() {
+        TestServers.requireZooKeeper();
+        check("zookeeper://127.0.0.1:2181", "kill,pause,session-kill,partition");
     }
 
     @Test

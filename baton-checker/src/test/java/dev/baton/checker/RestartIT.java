@@ -11,7 +11,7 @@ import java.nio.file.Path;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * {@code baton check --faults restart --allow-restart}: one restart of each server (PostgreSQL, MariaDB, Redis)
+ * {@code baton check --faults restart --allow-restart}: one restart of each server (PostgreSQL, MariaDB, Redis, ZooKeeper)
  * while workers hold leases, in the quick profile with 5 s of faults; tokens must stay monotonic across it
  * ((b)) and every lock must be granted again within its bound after the server is back ((c), (d)). It
  * restarts the servers of this machine: CI runs the integration tests one at a time, so nothing else uses
@@ -51,6 +51,13 @@ class RestartIT {
     void redisRestartKeepsTokensMonotonicAndLocksRecover() {
         TestServers.requireRedis();
         check("redis://127.0.0.1:6379", "redis");
+    }
+
+    /** ZooKeeper keeps its data (and its sessions) on disk: holders keep their locks across the restart. */
+    @Test
+    void zookeeperRestartKeepsTokensMonotonicAndLocksRecover() {
+        TestServers.requireZooKeeper();
+        check("zookeeper://127.0.0.1:2181", "zookeeper");
     }
 
     @Test

@@ -1,0 +1,307 @@
+package dev.baton.checker;
+
+import dev.baton.LockClient;
+import dev.baton.spi.AbstractClientBuilder;
+import dev.baton.zookeeper.ZooKeeperLockClient;
+import dev.baton.zookeeper.ZooKeeperLocks;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.BoundedExponentialBackoffRetry;
+import org.apache.zookeeper.KeeperException;
+
+import javax.management.MBeanServerConnection;
+import javax.management.ObjectName;
+import javax.management.remote.JMXConnector;
+import javax.management.remote.JMXConnectorFactory;
+import javax.management.remote.JMXServiceURL;
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Baton's ZooKeeper locks ({@link ZooKeeperLocks}) on {@code zookeeper://host[:port][/chroot]} URLs (one server: the
+ * checker puts its fault proxy in front of it): {@code --strategy zookeeper}, or the default strategy given a
+ * {@code zookeeper://} URL.
+ *
+ * <p>The checker's {@code --table} becomes the root znode ({@code baton_check} → {@code /baton_check}), deleted with
+ * everything under it when a scenario starts. Every client's session timeout is the lease time under test (the
+ * server negotiates it within its {@code minSessionTimeout}..{@code maxSessionTimeout}, 1–60 s as
+ * {@code scripts/start-servers.sh} configures it). A hold is a member node that lives as long as its session, so the
+ * liveness bound is the session timeout plus one server tick ({@value #TICK_MS} ms: the server checks expiry once a
+ * tick) plus the waiter's longest poll (a waiter is woken by the watch on its predecessor at once).
+ *
+ * <p>Faults, and when a hand-over is owed (check (c)):
+ * <ul>
+ *   <li>{@code kill}, {@code pause}, {@code partition} blackhole and reset: from the fault's start — the server hears
+ *       no heartbeat and expires the session, deleting its node;</li>
+ *   <li>{@code partition} drop-responses: from its end — heartbeats still reach the server, so the session (and the
+ *       lock) lives; the holder's client, hearing nothing, is SUSPENDED (its leases uncertain, {@code isValid()}
+ *       false) until the path heals;</li>
+ *   <li>{@code session-kill}: from its start — the server's own {@code ConnectionMXBean.terminateSession} (over JMX,
+ *       127.0.0.1:{@value #JMX_PORT}, as {@code scripts/start-servers.sh} starts the server) ends the holder's
+ *       session and deletes its nodes at once; the holder hears it (LOST) a moment later, so beliefs may overlap:
+ *       reported as information, the token protects the resource;</li>
+ *   <li>{@code restart}: from its end — sessions are kept in the server's data directory and survive the restart.</li>
+ * </ul>
+ */
+public class ZooKeeperStrategy implements CheckStrategy {
+    private static final Pattern URL = Pattern.compile("(?i)(zookeeper://)([^/:,@]+|\\[[^]]+])(?::(\\d+))?(/[^,]*)?");
+    static final int DEFAULT_PORT = 2181;
+    /** The JMX port of the server {@code scripts/start-servers.sh} starts. */
+    static final int JMX_PORT = 2182;
+    /** The server's tick ({@code tickTime}), as {@code scripts/start-servers.sh} configures it. */
+    static final long TICK_MS = 1000;
+
+    @Override
+    public String name() {
+        return "zookeeper";
+    }
+
+    /** Whether a URL is a ZooKeeper one. */
+    static boolean isZooKeeper(String url) {
+        return url.toLowerCase(Locale.ROOT).startsWith("zookeeper://");
+    }
+
+    @Override
+    public void validate(String url) {
+        if (!isZooKeeper(url) || !URL.matcher(url).matches()) {
+            throw new IllegalArgumentException("--url: strategy 'zookeeper' runs on zookeeper://host[:port][/chroot] URLs"
+                    + " naming one server (the checker puts its fault proxy in front of it), not '" + url + "'");
+        }
+    }
+
+    /** The root znode for the checker's table name. */
+    static String root(String table) {
+        return "/" + table.replaceAll("[^A-Za-z0-9_.\\-]", "_");
+    }
+
+    /** The connect string of a (validated) URL: {@code host:port[/chroot]}. */
+    static String connectString(String url) {
+        Matcher m = URL.matcher(url);
+        if (!m.matches()) {
+            throw new IllegalArgumentException("not a zookeeper:// URL: " + url);
+        }
+        return m.group(2) + ":" + (m.group(3) != null ? m.group(3) : DEFAULT_PORT) + (m.group(4) != null ? m.group(4) : "");
+    }
+
+    @Override
+    public CheckBackend open(String url, String table, Duration leaseTime) {
+        validate(url);
+        String root = root(table);
+        CuratorFramework admin = CuratorFrameworkFactory.builder().connectString(connectString(url))
+                .sessionTimeoutMs(30_000).connectionTimeoutMs(10_000)
+                .retryPolicy(new BoundedExponentialBackoffRetry(50, 1000, 3)).build();
+        admin.start();
+        try {
+            if (!admin.blockUntilConnected(10, TimeUnit.SECONDS)) {
+                throw new IllegalStateException("cannot connect to ZooKeeper at " + url + " within 10 s");
+            }
+            // the checker's own root: start every scenario with no nodes, so no earlier run's members linger
+            try {
+                admin.delete().deletingChildrenIfNeeded().forPath(root);
+            } catch (KeeperException.NoNodeException e) {
+                // nothing to clean
+            }
+            ZooKeeperLockClient client = ZooKeeperLocks.builder(connectString(url)).rootPath(root)
+                    .sessionTimeout(leaseTime).leaseTime(leaseTime).clientIdPrefix("checker").build();
+            return new Backend(url, root, admin, client);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            admin.close();
+            throw new IllegalStateException("interrupted while preparing " + url, e);
+        } catch (RuntimeException e) {
+            admin.close();
+            throw e;
+        } catch (Exception e) {
+            admin.close();
+            throw new IllegalStateException("cannot prepare ZooKeeper at " + url + ": " + e.getMessage(), e);
+        }
+    }
+
+    @Override
+    public LockClient newClient(String url, String table, Duration leaseTime, String identity) {
+        validate(url);
+        Duration connect = leaseTime.multipliedBy(2).compareTo(Duration.ofSeconds(2)) >= 0
+                ? leaseTime.multipliedBy(2) : Duration.ofSeconds(2);
+        return ZooKeeperLocks.builder(connectString(url)).rootPath(root(table)).sessionTimeout(leaseTime)
+                .leaseTime(leaseTime).connectionTimeout(connect).clientIdPrefix(identity).build();
+    }
+
+    @Override
+    public Duration handOverBound(Duration leaseTime) {
+        return leaseTime.plusMillis(TICK_MS).plus(AbstractClientBuilder.DEFAULT_MAX_POLL);
+    }
+
+    @Override
+    public HandOver handOver(String fault, String mode, Duration leaseTime) {
+        Duration bound = handOverBound(leaseTime);
+        return switch (fault) {
+            case "kill" -> HandOver.fromFaultStart(bound, "the server expires a dead client's session within its"
+                    + " timeout (+ a tick) and deletes its node; the next waiter's watch fires");
+            case "pause" -> HandOver.fromFaultStart(bound, "a paused client sends no heartbeat: its session expires");
+            case "session-kill" -> HandOver.fromFaultStart(AbstractClientBuilder.DEFAULT_MAX_POLL, "terminateSession"
+                    + " deletes the session's nodes at once; the next waiter's watch fires");
+            case "restart" -> HandOver.fromFaultEnd(bound, "sessions are kept on disk and survive a restart: once the"
+                    + " server is back the holder carries on and releases");
+            case "partition" -> mode.equals("drop-responses")
+                    ? HandOver.fromFaultEnd(bound, "heartbeats still reach the server: the session and its lock live")
+                    : HandOver.fromFaultStart(bound, "a cut-off client's session expires");
+            default -> HandOver.none("no fault");
+        };
+    }
+
+    /** The controller's view: its own lock client, and the server's JMX for its connections and sessions. */
+    private static final class Backend implements CheckBackend {
+        private final String url;
+        private final String root;
+        private final CuratorFramework admin;
+        private final ZooKeeperLockClient client;
+
+        Backend(String url, String root, CuratorFramework admin, ZooKeeperLockClient client) {
+            this.url = url;
+            this.root = root;
+            this.admin = admin;
+            this.client = client;
+        }
+
+        @Override
+        public String description() {
+            return client.backend();
+        }
+
+        @Override
+        public String shortName() {
+            return "zookeeper";
+        }
+
+        @Override
+        public LockClient client() {
+            return client;
+        }
+
+        @Override
+        public Optional<InetSocketAddress> serverAddress() {
+            Matcher m = URL.matcher(url);
+            if (!m.matches()) {
+                return Optional.empty();
+            }
+            return Optional.of(new InetSocketAddress(m.group(2).replace("[", "").replace("]", ""),
+                    m.group(3) != null ? Integer.parseInt(m.group(3)) : DEFAULT_PORT));
+        }
+
+        @Override
+        public String urlThroughProxy(int proxyPort) {
+            Matcher m = URL.matcher(url);
+            if (!m.matches()) {
+                throw new IllegalStateException("cannot route " + url + " through a proxy");
+            }
+            return m.group(1) + "127.0.0.1:" + proxyPort + (m.group(4) != null ? m.group(4) : "");
+        }
+
+        @Override
+        public Optional<String> sessionKillUnsupported() {
+            try (JMXConnector c = jmx()) {
+                c.getMBeanServerConnection().getMBeanCount();
+                return Optional.empty();
+            } catch (IOException e) {
+                return Optional.of("no JMX at 127.0.0.1:" + JMX_PORT + " (" + e.getMessage() + "): the checker ends a"
+                        + " ZooKeeper session through the server's ConnectionMXBean; start the server as"
+                        + " scripts/start-servers.sh does");
+            }
+        }
+
+        private static JMXConnector jmx() throws IOException {
+            return JMXConnectorFactory.connect(new JMXServiceURL(
+                    "service:jmx:rmi:///jndi/rmi://127.0.0.1:" + JMX_PORT + "/jmxrmi"));
+        }
+
+        /** A client connection as the server's JMX shows it: its bean, client port and session id. */
+        private record Connection(ObjectName bean, int port, long session) {
+        }
+
+        private static List<Connection> connections(MBeanServerConnection server) throws Exception {
+            List<Connection> out = new ArrayList<>();
+            for (ObjectName n : server.queryNames(new ObjectName("org.apache.ZooKeeperService:name1=Connections,*"),
+                    null)) {
+                if (n.getKeyProperty("name3") == null) {
+                    continue;
+                }
+                String source = String.valueOf(server.getAttribute(n, "SourceIP"));
+                String session = String.valueOf(server.getAttribute(n, "SessionId"));
+                int colon = source.lastIndexOf(':');
+                if (colon < 0 || !session.startsWith("0x")) {
+                    continue;
+                }
+                out.add(new Connection(n, Integer.parseInt(source.substring(colon + 1)),
+                        Long.parseUnsignedLong(session.substring(2), 16)));
+            }
+            return out;
+        }
+
+        @Override
+        public int killSessions(Set<Integer> clientPorts) {
+            int killed = 0;
+            try (JMXConnector c = jmx()) {
+                MBeanServerConnection server = c.getMBeanServerConnection();
+                for (Connection conn : connections(server)) {
+                    if (clientPorts.contains(conn.port())) {
+                        try {
+                            server.invoke(conn.bean(), "terminateSession", new Object[0], new String[0]);
+                            killed++;
+                        } catch (javax.management.InstanceNotFoundException e) {
+                            // it ended on its own meanwhile
+                        }
+                    }
+                }
+            } catch (Exception e) {
+                throw new IllegalStateException("cannot end sessions on ZooKeeper through JMX at 127.0.0.1:" + JMX_PORT
+                        + ": " + e, e);
+            }
+            return killed;
+        }
+
+        @Override
+        public long sessionMark() {
+            // session ids only grow on a server (they start from its clock at start-up): every session that exists now
+            // has a smaller id, every later one a larger
+            try (JMXConnector c = jmx()) {
+                return connections(c.getMBeanServerConnection()).stream().mapToLong(Connection::session)
+                        .max().orElse(0) + 1;
+            } catch (Exception e) {
+                throw new IllegalStateException("cannot read ZooKeeper's sessions through JMX: " + e, e);
+            }
+        }
+
+        @Override
+        public int countSessions(Set<Integer> clientPorts, long mark) {
+            try (JMXConnector c = jmx()) {
+                return (int) connections(c.getMBeanServerConnection()).stream()
+                        .filter(conn -> clientPorts.contains(conn.port()) && conn.session() < mark).count();
+            } catch (Exception e) {
+                throw new IllegalStateException("cannot read ZooKeeper's sessions through JMX: " + e, e);
+            }
+        }
+
+        @Override
+        public void close() {
+            try {
+                client.close();
+            } finally {
+                admin.close();
+            }
+        }
+
+        @Override
+        public String toString() {
+            return description() + " " + root;
+        }
+    }
+}
