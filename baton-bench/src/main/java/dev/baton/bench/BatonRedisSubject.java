@@ -1,13 +1,9 @@
 package dev.baton.bench;
 
-import dev.baton.DistributedLock;
-import dev.baton.Lease;
-import dev.baton.LockClient;
 import dev.baton.redis.RedisLocks;
 import io.lettuce.core.RedisURI;
 
 import java.time.Duration;
-import java.util.concurrent.ConcurrentHashMap;
 
 /** Baton's Redis backend ({@code baton-redis}), over a RedisClient of its own per bench client. */
 final class BatonRedisSubject implements Subject {
@@ -55,29 +51,6 @@ final class BatonRedisSubject implements Subject {
         if (leaseTime != null) {
             b.leaseTime(leaseTime);
         }
-        LockClient client = b.build();
-        var locks = new ConcurrentHashMap<String, DistributedLock>();
-        return new Client() {
-            @Override
-            public Held acquire(String lock) {
-                Lease lease = locks.computeIfAbsent(lock, client::lock).acquire();
-                return new Held() {
-                    @Override
-                    public void release() {
-                        lease.close();
-                    }
-
-                    @Override
-                    public boolean valid() {
-                        return lease.isValid();
-                    }
-                };
-            }
-
-            @Override
-            public void close() {
-                client.close();
-            }
-        };
+        return new BatonClient(b.build());
     }
 }

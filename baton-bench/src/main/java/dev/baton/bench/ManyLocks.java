@@ -60,6 +60,8 @@ final class ManyLocks {
             }
             String note = switch (subject.server()) {
                 case "redis" -> "renewals: all Redis commands, server-wide";
+                case "zookeeper" -> "renewals: all requests and pings the server received; connections: all the"
+                        + " server's, server-wide (nothing else connects meanwhile)";
                 case "sqlite" -> "connections: a file, no server";
                 default -> "";
             };
@@ -91,6 +93,9 @@ final class ManyLocks {
         if (subject.server().equals("redis")) {
             return ServerStats.redis(null)[0];
         }
+        if (subject.server().equals("zookeeper")) {
+            return ServerStats.zookeeper("zk_packets_received");
+        }
         return -1;
     }
 
@@ -101,6 +106,7 @@ final class ManyLocks {
             case "mariadb" -> ServerStats.queryLong(Servers.Db.MARIADB,
                     "SELECT count(*) FROM information_schema.PROCESSLIST WHERE USER = ?", Servers.MARIADB_W3_USER);
             case "redis" -> ServerStats.redis(name)[1];
+            case "zookeeper" -> ServerStats.zookeeper("zk_num_alive_connections");
             default -> -1;
         };
     }

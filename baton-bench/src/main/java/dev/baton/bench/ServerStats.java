@@ -133,16 +133,34 @@ final class ServerStats {
 
     /** The server's version from its {@code srvr} four-letter command ("Zookeeper version: 3.9.5-…"). */
     private static String zookeeperVersion() throws java.io.IOException {
-        String[] hostPort = Servers.zk().split(",")[0].split(":");
-        try (java.net.Socket socket = new java.net.Socket(hostPort[0], Integer.parseInt(hostPort[1]))) {
-            socket.getOutputStream().write("srvr".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
-            String reply = new String(socket.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.US_ASCII);
-            for (String line : reply.split("\n")) {
-                if (line.startsWith("Zookeeper version: ")) {
-                    return line.substring("Zookeeper version: ".length()).split("[-,]")[0];
+        for (String line : fourLetters("srvr").split("\n")) {
+            if (line.startsWith("Zookeeper version: ")) {
+                return line.substring("Zookeeper version: ".length()).split("[-,]")[0];
+            }
+        }
+        return "?";
+    }
+
+    /** A server-wide figure from ZooKeeper's {@code mntr} ({@code zk_packets_received}, ...), or -1. */
+    static long zookeeper(String key) {
+        try {
+            for (String line : fourLetters("mntr").split("\n")) {
+                String[] kv = line.split("\t");
+                if (kv.length == 2 && kv[0].equals(key)) {
+                    return Long.parseLong(kv[1].strip());
                 }
             }
-            return "?";
+        } catch (java.io.IOException | NumberFormatException e) {
+            System.err.println("zookeeper mntr: " + e);
+        }
+        return -1;
+    }
+
+    private static String fourLetters(String command) throws java.io.IOException {
+        String[] hostPort = Servers.zk().split(",")[0].split(":");
+        try (java.net.Socket socket = new java.net.Socket(hostPort[0], Integer.parseInt(hostPort[1]))) {
+            socket.getOutputStream().write(command.getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            return new String(socket.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.US_ASCII);
         }
     }
 }

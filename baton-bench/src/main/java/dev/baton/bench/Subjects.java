@@ -41,6 +41,7 @@ final class Subjects {
                 ds -> JdbcLocks.builder(ds).tableName(BATON_TABLE).createTableIfMissing().strategy(Strategy.SESSION)
                         .clientIdPrefix("bench")));
         all.add(new BatonRedisSubject());
+        all.add(new BatonZooKeeperSubject());
         all.addAll(RawSubjects.all());
         all.addAll(Competitors.all());
         return all;
