@@ -97,6 +97,11 @@ public final class CoreLockClient implements LockClient {
                 }
 
                 @Override
+                public void released(String name, String owner) {
+                    wakeBoard.signal(name, owner);
+                }
+
+                @Override
                 public void resynchronize() {
                     wakeBoard.signalAll();
                 }
@@ -314,7 +319,7 @@ public final class CoreLockClient implements LockClient {
             refuseTheOtherSide();
             request = new AcquireRequest(name, mode, clientId + "#" + holdKey.threadId(), settings.leaseTime(),
                     options.waits() ? AcquireRequest.Patience.WAIT : AcquireRequest.Patience.TRY_ONCE);
-            WakeBoard.Waiter waiter = wakeBoard.register(name);                  // step 2
+            WakeBoard.Waiter waiter = wakeBoard.register(name, request.owner()); // step 2
             boolean granted = false;
             try {
                 while (true) {

@@ -13,8 +13,9 @@ import java.util.concurrent.TimeUnit;
 final class WakeBoard {
     private final ConcurrentHashMap<String, Set<Waiter>> waiters = new ConcurrentHashMap<>();
 
-    Waiter register(String name) {
-        Waiter w = new Waiter(name);
+    /** @param owner the waiter's {@link dev.baton.spi.AcquireRequest#owner()}, for a wake-up meant for it alone */
+    Waiter register(String name, String owner) {
+        Waiter w = new Waiter(name, owner);
         waiters.compute(name, (k, set) -> {
             Set<Waiter> s = set != null ? set : ConcurrentHashMap.newKeySet();
             s.add(w);
@@ -37,16 +38,30 @@ final class WakeBoard {
         }
     }
 
+    /** Wakes the waiters of {@code name} whose owner is {@code owner} (none, if that waiter is not this client's). */
+    void signal(String name, String owner) {
+        Set<Waiter> set = waiters.get(name);
+        if (set != null) {
+            set.forEach(w -> {
+                if (w.owner.equals(owner)) {
+                    w.wake();
+                }
+            });
+        }
+    }
+
     void signalAll() {
         waiters.values().forEach(set -> set.forEach(Waiter::wake));
     }
 
     static final class Waiter {
         private final String name;
+        private final String owner;
         private final Semaphore permits = new Semaphore(0);
 
-        private Waiter(String name) {
+        private Waiter(String name, String owner) {
             this.name = name;
+            this.owner = owner;
         }
 
         void wake() {

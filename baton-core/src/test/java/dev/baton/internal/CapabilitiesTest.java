@@ -22,6 +22,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
@@ -107,7 +108,7 @@ class CapabilitiesTest {
         }
     }
 
-    static final class Notifying extends Base implements NotifiesReleases {
+    static class Notifying extends Base implements NotifiesReleases {
         volatile ReleaseListener listener;
 
         @Override
@@ -159,6 +160,52 @@ class CapabilitiesTest {
         Notifying backend = new Notifying();
         try (LockClient c = client(backend)) {
             assertThat(backend.calls).startsWith("listen", "start " + c.clientId());
+        }
+    }
+
+    /**
+     * A release the server announces as "this waiter is next" wakes that waiter alone: the client's other waiter for
+     * the lock keeps its park (no extra round trips queued ahead of the one that can win), and is woken in its turn.
+     */
+    @Test
+    void aReleaseNamingTheNextWaiterWakesOnlyThatWaiter() throws Exception {
+        Notifying backend = new Notifying();
+        Map<String, AtomicInteger> tries = new ConcurrentHashMap<>();
+        Notifying counting = new Notifying() {
+            @Override
+            public synchronized AcquireResult tryAcquire(AcquireRequest request) {
+                tries.computeIfAbsent(request.owner(), o -> new AtomicInteger()).incrementAndGet();
+                return backend.tryAcquire(request);
+            }
+
+            @Override
+            public synchronized boolean release(LeaseKey lease) {
+                return backend.release(lease);
+            }
+        };
+        backend.held.put("t", new LeaseKey("t", "elsewhere#1", 99)); // held by another process
+        try (LockClient b = new Builder(counting).leaseTime(Duration.ofSeconds(5))
+                .minPollInterval(Duration.ofSeconds(20)).maxPollInterval(Duration.ofSeconds(20)).build()) {
+            CompletableFuture<Lease> first = new CompletableFuture<>();
+            CompletableFuture<Lease> second = new CompletableFuture<>();
+            Thread w1 = new Thread(() -> first.complete(b.lock("t").acquire(Duration.ofSeconds(30))));
+            Thread w2 = new Thread(() -> second.complete(b.lock("t").acquire(Duration.ofSeconds(30))));
+            w1.start();
+            w2.start();
+            String o1 = b.clientId() + "#" + w1.getId();
+            String o2 = b.clientId() + "#" + w2.getId();
+            while (tries.getOrDefault(o1, new AtomicInteger()).get() < 1 || tries.getOrDefault(o2, new AtomicInteger()).get() < 1) {
+                Thread.onSpinWait();
+            }
+            backend.held.remove("t");
+            counting.listener.released("t", o2); // the server's line: w2 is next
+
+            Lease l2 = second.get(10, TimeUnit.SECONDS);
+            assertThat(tries.get(o1)).as("w1 kept its park").hasValue(1);
+            assertThat(first).isNotDone();
+            l2.close(); // a release in this client wakes its waiters
+            first.get(10, TimeUnit.SECONDS).close();
+            assertThat(tries.get(o1)).hasValue(2);
         }
     }
 

@@ -137,11 +137,12 @@ final class RedisLockBackend implements NotifiesReleases, ConfirmsGrants, ReadWr
                         l.released(message);
                         return;
                     }
-                    // "<name>\0<head of the line>": only the head may take the lock, so only its client wakes
-                    // (its other waiters there retry too; waiters elsewhere keep their park)
+                    // "<name>\0<head of the line>": only the head may take the lock, so only its waiter wakes
+                    // (this client's other waiters, and waiters elsewhere, keep their park)
                     String name = message.substring(0, nul);
-                    if (places.contains(new Place(name, LockMode.EXCLUSIVE, message.substring(nul + 1)))) {
-                        l.released(name);
+                    String head = message.substring(nul + 1);
+                    if (places.contains(new Place(name, LockMode.EXCLUSIVE, head))) {
+                        l.released(name, head);
                     }
                 }
 

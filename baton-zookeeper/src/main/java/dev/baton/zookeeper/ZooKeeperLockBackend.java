@@ -110,11 +110,13 @@ final class ZooKeeperLockBackend implements WaitingQueue, NotifiesReleases, Read
     /** A waiter's place: its node, and the predecessor it watches (one watch at a time). */
     private final class Place implements Watcher {
         final String name;
+        final String owner;
         final Node node;
         volatile String watching;
 
-        Place(String name, Node node) {
+        Place(String name, String owner, Node node) {
             this.name = name;
+            this.owner = owner;
             this.node = node;
         }
 
@@ -126,7 +128,7 @@ final class ZooKeeperLockBackend implements WaitingQueue, NotifiesReleases, Read
             watching = null;
             ReleaseListener l = releases;
             if (l != null) {
-                l.released(name);
+                l.released(name, owner); // its predecessor left: only this waiter's turn may have come
             }
         }
     }
@@ -275,7 +277,7 @@ final class ZooKeeperLockBackend implements WaitingQueue, NotifiesReleases, Read
                     throw placeEndedWithItsSession(request, place);
                 }
                 if (place == null) {
-                    place = new Place(name, create(parent, request, sessionNow));
+                    place = new Place(name, request.owner(), create(parent, request, sessionNow));
                     places.put(request, place);
                 }
                 String mine = place.node.path.substring(parent.length() + 1);
