@@ -59,7 +59,7 @@ final class ManyLocks {
                 held[i] = null;
             }
             String note = switch (subject.server()) {
-                case "redis" -> "renewals: all Redis commands, server-wide";
+                case "redis" -> "renewals: Lua script calls (EVAL/EVALSHA), server-wide";
                 case "zookeeper" -> "renewals: all requests and pings the server received; connections: all the"
                         + " server's, server-wide (nothing else connects meanwhile)";
                 case "sqlite" -> "connections: a file, no server";
@@ -91,7 +91,7 @@ final class ManyLocks {
             return client.renewalStatements();
         }
         if (subject.server().equals("redis")) {
-            return ServerStats.redis(null)[0];
+            return ServerStats.redisScriptCalls();
         }
         if (subject.server().equals("zookeeper")) {
             return ServerStats.zookeeper("zk_packets_received");

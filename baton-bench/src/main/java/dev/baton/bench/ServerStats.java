@@ -72,6 +72,27 @@ final class ServerStats {
         }
     }
 
+    /**
+     * Lua script calls the server has run ({@code EVAL}, {@code EVALSHA} and their read-only forms, from
+     * {@code INFO commandstats}), server-wide: a renewal is one script call however many keys it touches, while
+     * {@code total_commands_processed} also counts each command a script runs.
+     */
+    static long redisScriptCalls() {
+        RedisClient client = RedisClient.create(Servers.REDIS_URI);
+        try (StatefulRedisConnection<String, String> c = client.connect()) {
+            long calls = 0;
+            for (String line : c.sync().info("commandstats").split("\r?\n")) {
+                if (line.startsWith("cmdstat_eval")) {
+                    int at = line.indexOf("calls=");
+                    calls += Long.parseLong(line.substring(at + 6, line.indexOf(',', at)));
+                }
+            }
+            return calls;
+        } finally {
+            client.shutdown();
+        }
+    }
+
     static String version(String server) {
         try {
             return switch (server) {
