@@ -14,6 +14,7 @@ import dev.baton.LockNames;
 import dev.baton.LockTimeoutException;
 import dev.baton.spi.AcquireRequest;
 import dev.baton.spi.AcquireResult;
+import dev.baton.spi.AnnouncesTurns;
 import dev.baton.spi.BlockingWait;
 import dev.baton.spi.ClientSettings;
 import dev.baton.spi.ConfirmsGrants;
@@ -411,6 +412,9 @@ public final class CoreLockClient implements LockClient {
 
         /** Step 6. */
         private void park(WakeBoard.Waiter waiter, long left) {
+            if (backend instanceof AnnouncesTurns) {
+                backoff = maxPoll; // the server announces this waiter's turn: the poll is only a safety net
+            }
             long jittered = backoff / 2 + ThreadLocalRandom.current().nextLong(backoff / 2 + 1);
             long park = Math.min(jittered, left);
             if (lastBusy.remaining() != null) {
@@ -528,7 +532,9 @@ public final class CoreLockClient implements LockClient {
             if (interrupted) {
                 Thread.currentThread().interrupt();
             }
-            wakeBoard.signal(hold.key.name());
+            if (!(backend instanceof AnnouncesTurns)) {
+                wakeBoard.signal(hold.key.name()); // else the server announces the next waiter, here or elsewhere
+            }
         }
     }
 

@@ -7,6 +7,7 @@ import dev.baton.LockTimeoutException;
 import dev.baton.spi.AbstractClientBuilder;
 import dev.baton.spi.AcquireRequest;
 import dev.baton.spi.AcquireResult;
+import dev.baton.spi.AnnouncesTurns;
 import dev.baton.spi.BlockingWait;
 import dev.baton.spi.LeaseKey;
 import dev.baton.spi.LockBackend;
@@ -160,6 +161,49 @@ class CapabilitiesTest {
         Notifying backend = new Notifying();
         try (LockClient c = client(backend)) {
             assertThat(backend.calls).startsWith("listen", "start " + c.clientId());
+        }
+    }
+
+    /** Announces every turn (the core then parks at its longest poll); counts attempts. */
+    static final class Announcing extends Notifying implements AnnouncesTurns {
+        final AtomicInteger tries = new AtomicInteger();
+
+        @Override
+        public synchronized AcquireResult tryAcquire(AcquireRequest request) {
+            tries.incrementAndGet();
+            return super.tryAcquire(request);
+        }
+
+        @Override
+        public void withdraw(AcquireRequest request) {
+            calls.add("withdraw " + request.name());
+        }
+    }
+
+    /**
+     * A backend whose server announces each waiter's turn is not polled: the waiter parks for the longest poll (a
+     * safety net) instead of backing off from the shortest (10 ms, 20 ms, … each a read of the line on the server),
+     * and a release in the client leaves the next waiter to the server's announcement.
+     */
+    @Test
+    void aWaiterIsNotPolledWhenTheServerAnnouncesItsTurn() throws Exception {
+        Announcing backend = new Announcing();
+        backend.held.put("p", new LeaseKey("p", "elsewhere#1", 99));
+        try (LockClient b = new Builder(backend).leaseTime(Duration.ofSeconds(5)).minPollInterval(Duration.ofMillis(5))
+                .maxPollInterval(Duration.ofSeconds(20)).build()) {
+            CompletableFuture<Lease> waiter = CompletableFuture.supplyAsync(() -> b.lock("p").acquire(Duration.ofSeconds(30)));
+            while (backend.tries.get() < 1) {
+                Thread.onSpinWait();
+            }
+            Thread.sleep(500); // a 5 ms backoff would have polled about 6 times by now
+            assertThat(backend.tries).as("attempts while parked").hasValue(1);
+            backend.held.remove("p");
+            backend.listener.released("p", "someone-else#2"); // another waiter's turn: this one keeps its park
+            Thread.sleep(100);
+            assertThat(backend.tries).hasValue(1);
+            backend.listener.resynchronize(); // after a gap every waiter reads the line again
+            waiter.get(10, TimeUnit.SECONDS).close();
+            assertThat(backend.tries).hasValue(2);
         }
     }
 

@@ -2,9 +2,11 @@ package dev.baton.zookeeper;
 
 import dev.baton.ForcedRelease;
 import dev.baton.LockBackendException;
+import dev.baton.LockClientClosedException;
 import dev.baton.LockInfo;
 import dev.baton.spi.AcquireRequest;
 import dev.baton.spi.AcquireResult;
+import dev.baton.spi.AnnouncesTurns;
 import dev.baton.spi.LeaseKey;
 import dev.baton.spi.LockMode;
 import dev.baton.spi.NotifiesReleases;
@@ -68,7 +70,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * reconnection on another session → session lost. A release that cannot reach the server keeps the node to be
  * deleted when the connection returns on the same session; a lost session deleted it already.
  */
-final class ZooKeeperLockBackend implements WaitingQueue, NotifiesReleases, ReadWriteModes, ReportsSessionState {
+final class ZooKeeperLockBackend implements AnnouncesTurns, ReadWriteModes, ReportsSessionState {
     private static final Logger log = LoggerFactory.getLogger(ZooKeeperLockBackend.class);
     /** Bound on re-reading the line in one attempt when the member it looked at vanished meanwhile. */
     private static final int MAX_REREADS = 50;
@@ -279,6 +281,13 @@ final class ZooKeeperLockBackend implements WaitingQueue, NotifiesReleases, Read
                 if (place == null) {
                     place = new Place(name, request.owner(), create(parent, request, sessionNow));
                     places.put(request, place);
+                    if (closed) {
+                        // close() took its snapshot of the places before this one was kept: withdraw it here
+                        places.remove(request);
+                        deleteQuietly(place.node.path);
+                        throw new LockClientClosedException("acquire of '" + name + "': the lock client was closed"
+                                + " (" + description + ")");
+                    }
                 }
                 String mine = place.node.path.substring(parent.length() + 1);
                 Standing s = standing(children(parent), mine, request.mode());
@@ -322,7 +331,7 @@ final class ZooKeeperLockBackend implements WaitingQueue, NotifiesReleases, Read
             // and withdraws the place; a protected create it cut short is deleted by Curator in the background
             Thread.currentThread().interrupt();
             return new AcquireResult.Busy(null, -1, null);
-        } catch (LockBackendException e) {
+        } catch (LockBackendException | LockClientClosedException e) {
             throw e;
         } catch (Exception e) {
             throw failed("acquire of '" + name + "'", e);
