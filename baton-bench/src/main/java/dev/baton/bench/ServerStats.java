@@ -179,7 +179,9 @@ final class ServerStats {
 
     private static String fourLetters(String command) throws java.io.IOException {
         String[] hostPort = Servers.zk().split(",")[0].split(":");
-        try (java.net.Socket socket = new java.net.Socket(hostPort[0], Integer.parseInt(hostPort[1]))) {
+        try (java.net.Socket socket = new java.net.Socket()) {
+            socket.connect(new java.net.InetSocketAddress(hostPort[0], Integer.parseInt(hostPort[1])), 5000);
+            socket.setSoTimeout(5000);
             socket.getOutputStream().write(command.getBytes(java.nio.charset.StandardCharsets.US_ASCII));
             return new String(socket.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.US_ASCII);
         }

@@ -31,8 +31,8 @@ import java.util.stream.Stream;
  *   <li>Redis: {@code redis-cli -p <port> shutdown nosave}, wait until the port is closed, then
  *       {@code redis-server} with the options of {@code scripts/start-servers.sh} (no persistence: every key is
  *       lost, as in a failover to an empty server);</li>
- *   <li>ZooKeeper: {@code SIGTERM} to the server whose pid {@code scripts/start-servers.sh} wrote to
- *       {@value #ZOOKEEPER_HOME}{@code /zookeeper.pid}, wait until it is gone, then {@value #ZOOKEEPER_HOME}{@code /run.sh}
+ *   <li>ZooKeeper: {@code SIGTERM} to the {@code ZooKeeperServerMain} process running {@value #ZOOKEEPER_HOME}{@code
+ *       /zoo.cfg}, wait until it is gone, then {@value #ZOOKEEPER_HOME}{@code /run.sh}
  *       (the start command that script wrote; the data directory, and so the sessions, survive).</li>
  * </ul>
  * Either way it returns once the server accepts TCP connections again, or throws after {@link #TIMEOUT}.
@@ -42,9 +42,9 @@ final class ServerRestart {
     /** How long a restart may take before the checker gives up on it. */
     static final Duration TIMEOUT = Duration.ofSeconds(60);
     static final String SCRIPT = "scripts/start-servers.sh";
-    /** Where {@code scripts/start-servers.sh} keeps the ZooKeeper server's pid, start command and data. */
+    /** Where {@code scripts/start-servers.sh} keeps the ZooKeeper server's config, start command and data. */
     static final String ZOOKEEPER_HOME = "/var/lib/baton-zookeeper";
-    private static final Pattern HOST_PORT = Pattern.compile("(?i)(?:jdbc:)?(postgresql|mariadb|mysql|redis|zookeeper)://(?:[^@/]*@)?([^/:?,]+)(?::(\\d+))?.*");
+    private static final Pattern HOST_PORT = Pattern.compile("(?i)(?:jdbc:)?(postgresql|mariadb|mysql|redis|zookeeper)://(?:([^@/]*)@)?([^/:?,]+)(?::(\\d+))?.*");
 
     /** The servers the checker can restart. */
     private enum Server {
@@ -61,10 +61,13 @@ final class ServerRestart {
 
     private final Server server;
     private final InetSocketAddress address;
+    /** Redis only: the password of the URL ({@code redis://[user]:password@host}), for {@code redis-cli}, or null. */
+    private final String redisPassword;
 
-    private ServerRestart(Server server, InetSocketAddress address) {
+    private ServerRestart(Server server, InetSocketAddress address, String redisPassword) {
         this.server = server;
         this.address = address;
+        this.redisPassword = redisPassword;
     }
 
     /**
@@ -86,8 +89,10 @@ final class ServerRestart {
             case "zookeeper" -> Server.ZOOKEEPER;
             default -> Server.MARIADB;
         };
-        int port = m.group(3) != null ? Integer.parseInt(m.group(3)) : server.defaultPort;
-        String host = m.group(2);
+        int port = m.group(4) != null ? Integer.parseInt(m.group(4)) : server.defaultPort;
+        String host = m.group(3);
+        String userInfo = m.group(2);
+        String password = userInfo != null && userInfo.contains(":") ? userInfo.substring(userInfo.indexOf(':') + 1) : null;
         try {
             if (!InetAddress.getByName(host).isLoopbackAddress()) {
                 throw new IllegalArgumentException("--faults restart: '" + host + "' is not this host; the checker"
@@ -96,7 +101,8 @@ final class ServerRestart {
         } catch (UnknownHostException e) {
             throw new IllegalArgumentException("--faults restart: unknown host '" + host + "'", e);
         }
-        return new ServerRestart(server, new InetSocketAddress(host, port));
+        return new ServerRestart(server, new InetSocketAddress(host, port),
+                server == Server.REDIS && password != null && !password.isEmpty() ? password : null);
     }
 
     /** For the report: what the restart does. */
@@ -117,7 +123,8 @@ final class ServerRestart {
             exec(List.of("pg_ctlcluster", "--skip-systemctl-redirect", version, "main", "restart", "-m", "fast"));
         } else if (server == Server.REDIS) {
             String port = Integer.toString(address.getPort());
-            exec(List.of("redis-cli", "-h", address.getHostString(), "-p", port, "shutdown", "nosave"), true);
+            exec(List.of("redis-cli", "-h", address.getHostString(), "-p", port, "shutdown", "nosave"), true,
+                    redisPassword);
             while (accepts()) {
                 if (System.nanoTime() - deadline > 0) {
                     throw new IOException("Redis at " + address + " did not stop within " + TIMEOUT.toSeconds()
@@ -129,10 +136,9 @@ final class ServerRestart {
             exec(List.of("redis-server", "--daemonize", "yes", "--bind", "127.0.0.1", "-::1", "--port", port,
                     "--save", "", "--appendonly", "no", "--dir", "/var/lib/redis", "--logfile", "/var/log/redis/ci.log"));
         } else if (server == Server.ZOOKEEPER) {
-            Path pidFile = Path.of(ZOOKEEPER_HOME, "zookeeper.pid");
-            long pid = Long.parseLong(Files.readString(pidFile).strip());
-            ProcessHandle zk = ProcessHandle.of(pid).orElseThrow(() -> new IOException("no ZooKeeper process " + pid
-                    + " (from " + pidFile + "; " + SCRIPT + " starts it)"));
+            ProcessHandle zk = zookeeper().orElseThrow(() -> new IOException("no ZooKeeper server process on this"
+                    + " host (" + SCRIPT + " starts it)"));
+            long pid = zk.pid();
             zk.destroy(); // SIGTERM
             while (zk.isAlive()) {
                 if (System.nanoTime() - deadline > 0) {
@@ -181,6 +187,19 @@ final class ServerRestart {
         }
     }
 
+    /**
+     * The ZooKeeper server {@code scripts/start-servers.sh} started: found by its command line (its main class and
+     * its config under {@value #ZOOKEEPER_HOME}), not by the pid file, which a start that lost the race for the port
+     * overwrites.
+     */
+    static Optional<ProcessHandle> zookeeper() {
+        return ProcessHandle.allProcesses().filter(h -> h.info().arguments().map(args -> {
+            List<String> a = List.of(args);
+            return a.contains("org.apache.zookeeper.server.ZooKeeperServerMain")
+                    && a.contains(ZOOKEEPER_HOME + "/zoo.cfg");
+        }).orElse(false)).findFirst();
+    }
+
     private static Optional<ProcessHandle> mariadbd() {
         return ProcessHandle.allProcesses().filter(h -> h.info().command()
                 .map(c -> c.toLowerCase(Locale.ROOT).endsWith("/mariadbd") || c.endsWith("/mysqld")).orElse(false))
@@ -188,23 +207,34 @@ final class ServerRestart {
     }
 
     private static void exec(List<String> cmd) throws IOException, InterruptedException {
-        exec(cmd, false);
+        exec(cmd, false, null);
     }
 
-    /** @param closesConnection the command ends the server, which may drop its connection before answering */
-    private static void exec(List<String> cmd, boolean closesConnection) throws IOException, InterruptedException {
+    /**
+     * @param closesConnection the command ends the server, which may drop its connection before answering: its status
+     *                         is not checked, but an error reply it printed ({@code (error) NOAUTH …}) is
+     * @param redisAuth        a password for {@code redis-cli} (passed as {@code REDISCLI_AUTH}, never on the
+     *                         command line), or null
+     */
+    private static void exec(List<String> cmd, boolean closesConnection, String redisAuth)
+            throws IOException, InterruptedException {
         // output to a file, not a pipe: a server started in the background may keep the pipe open for ever
         Path out = Files.createTempFile("baton-check-restart", ".log");
         try {
-            Process p = new ProcessBuilder(new ArrayList<>(cmd)).redirectErrorStream(true)
-                    .redirectOutput(out.toFile()).start();
+            ProcessBuilder pb = new ProcessBuilder(new ArrayList<>(cmd)).redirectErrorStream(true)
+                    .redirectOutput(out.toFile());
+            if (redisAuth != null) {
+                pb.environment().put("REDISCLI_AUTH", redisAuth);
+            }
+            Process p = pb.start();
             if (!p.waitFor(TIMEOUT.toSeconds(), TimeUnit.SECONDS)) {
                 p.destroyForcibly();
                 throw new IOException(String.join(" ", cmd) + " did not finish within " + TIMEOUT.toSeconds() + " s");
             }
-            if (p.exitValue() != 0 && !closesConnection) {
-                throw new IOException(String.join(" ", cmd) + " failed with status " + p.exitValue() + ": "
-                        + Files.readString(out, StandardCharsets.UTF_8).strip() + " (" + SCRIPT + " starts the servers)");
+            String output = Files.readString(out, StandardCharsets.UTF_8).strip();
+            if ((p.exitValue() != 0 && !closesConnection) || output.contains("(error)") || output.startsWith("ERR")) {
+                throw new IOException(String.join(" ", cmd) + " failed with status " + p.exitValue() + ": " + output
+                        + " (" + SCRIPT + " starts the servers)");
             }
         } finally {
             Files.deleteIfExists(out);

@@ -648,6 +648,9 @@ public final class CoreLockClient implements LockClient {
                 // shown by the server on a session that was not suspended since: as good as a renewal
                 hold.extendDeadline(sent + settings.leaseTime().toNanos());
                 hold.markCertain();
+                if (suspended || suspensions.get() != epoch) {
+                    hold.markUncertain(); // a suspension that came between the check and markCertain() wins
+                }
             }
             return true;
         }

@@ -317,14 +317,18 @@ final class ZooKeeperLockBackend implements AnnouncesTurns, ReadWriteModes, Repo
                 }
                 String predecessor = parent + "/" + s.waitFor().node();
                 if (!predecessor.equals(place.watching)) {
-                    place.watching = predecessor;
-                    if (client.checkExists().usingWatcher(place).forPath(predecessor) == null) {
-                        place.watching = null;
+                    // a data watch, as Curator's recipe: on a node that left meanwhile it fails with NONODE and leaves
+                    // no watch behind (an exists watch would stay on the server for a path that never comes back)
+                    try {
+                        client.getData().usingWatcher(place).forPath(predecessor);
+                        place.watching = predecessor; // only once the watch is armed
+                    } catch (KeeperException.NoNodeException e) {
                         continue; // it left meanwhile: read the line again
                     }
                 }
                 return busy;
             }
+            // the line kept changing under every read: no watch is armed, so the core's safety-net poll retries
             return new AcquireResult.Busy(null, -1, null);
         } catch (InterruptedException e) {
             // the interrupt reached a call to ZooKeeper: keep the flag for the core, which ends (or defers) the wait
@@ -443,6 +447,20 @@ final class ZooKeeperLockBackend implements AnnouncesTurns, ReadWriteModes, Repo
         Place place = places.remove(request);
         if (place != null) {
             deleteQuietly(place.node.path);
+            unwatch(place);
+        }
+    }
+
+    /** Removes a withdrawn waiter's watch on its predecessor, locally (the server drops it when it fires or goes). */
+    private void unwatch(Place place) {
+        String watching = place.watching;
+        if (watching == null) {
+            return;
+        }
+        try {
+            client.watchers().remove(place).ofType(Watcher.WatcherType.Any).locally().forPath(watching);
+        } catch (Exception e) {
+            log.debug("could not remove the watch on {}; it goes when that node does", watching, e);
         }
     }
 
@@ -454,8 +472,14 @@ final class ZooKeeperLockBackend implements AnnouncesTurns, ReadWriteModes, Repo
         if (node == null) {
             return false;
         }
-        if (node.sessionId != knownSession || node.gone) {
-            held.remove(lease, node); // ended with its session, or deleted under us
+        if (node.gone || node.sessionId == lostSession) {
+            held.remove(lease, node); // deleted under us, or ended with its session
+            return false;
+        }
+        if (connected() && node.sessionId != currentSession()) {
+            // an older session's node (a node of the live session is deleted below, even one granted before the
+            // connection listener learned of that session)
+            held.remove(lease, node);
             return false;
         }
         if (!connected()) {

@@ -113,6 +113,38 @@ class ZooKeeperBackendIT {
         return fixture.newClient(ClientConfig.defaults());
     }
 
+    /**
+     * Two threads of one client hand the lock to each other, with a 20 s safety-net poll: a release in the client
+     * wakes none of its waiters (the server announces the next one: {@code AnnouncesTurns}), so a waiter whose watch
+     * did not fire would sit out the poll and its 5 s wait would time out.
+     */
+    @Test
+    void twoThreadsOfOneClientHandTheLockToEachOtherWithoutTheSafetyNetPoll() throws Exception {
+        String name = unique("local-turns");
+        try (LockClient a = ZooKeeperLocks.builder(ZooKeeperFixture.DIRECT).rootPath(fixture.root())
+                .minPollInterval(Duration.ofSeconds(20)).maxPollInterval(Duration.ofSeconds(20)).build()) {
+            AtomicInteger inside = new AtomicInteger();
+            AtomicInteger grants = new AtomicInteger();
+            Runnable loop = () -> {
+                for (int i = 0; i < 20; i++) {
+                    try (Lease l = a.lock(name).acquire(Duration.ofSeconds(5))) {
+                        assertThat(inside.incrementAndGet()).isEqualTo(1);
+                        grants.incrementAndGet();
+                        inside.decrementAndGet();
+                    }
+                }
+            };
+            long t0 = System.nanoTime();
+            CompletableFuture<Void> one = CompletableFuture.runAsync(loop);
+            CompletableFuture<Void> two = CompletableFuture.runAsync(loop);
+            one.get(60, TimeUnit.SECONDS);
+            two.get(60, TimeUnit.SECONDS);
+            System.out.printf("[zookeeper] 2 threads of one client, 40 grants, safety-net poll 20 s: %d ms%n",
+                    TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0));
+            assertThat(grants).hasValue(40);
+        }
+    }
+
     /** The operator's force release ({@code baton release}): only under the holder's token, and the holder hears. */
     @Test
     void forceReleaseDeletesTheHoldersNodeOnlyUnderItsTokenAndTheHolderLosesIt() throws Exception {

@@ -12,10 +12,9 @@ import org.junit.jupiter.api.Timeout;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.Socket;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
@@ -75,9 +74,13 @@ class ZooKeeperRestartIT {
     }
 
     private static void stop() throws Exception {
-        long pid = Long.parseLong(Files.readString(HOME.resolve("zookeeper.pid"), StandardCharsets.US_ASCII).trim());
-        Optional<ProcessHandle> server = ProcessHandle.of(pid);
-        assertThat(server).as("the server process %d named in zookeeper.pid", pid).isPresent();
+        // found by its command line, not zookeeper.pid: a start that lost the race for the port (two builds restarting
+        // the server at once) overwrote that file with the pid of a process that exited
+        Optional<ProcessHandle> server = ProcessHandle.allProcesses().filter(h -> h.info().arguments()
+                .map(args -> List.of(args).contains("org.apache.zookeeper.server.ZooKeeperServerMain")
+                        && List.of(args).contains(HOME.resolve("zoo.cfg").toString()))
+                .orElse(false)).findFirst();
+        assertThat(server).as("the ZooKeeperServerMain process running %s", HOME.resolve("zoo.cfg")).isPresent();
         server.get().destroy(); // SIGTERM
         try {
             waitFor("ZooKeeper's exit after SIGTERM", Duration.ofSeconds(20), () -> !server.get().isAlive());
