@@ -35,9 +35,10 @@ public abstract class FairLeaseContract extends LeaseContract {
     private static final int LONGEST_OVER_MEDIAN = 10;
     /**
      * The most grants to others that one acquisition may see while it waits: in a line of 8 threads at most the
-     * 7 ahead of it; twice that allows for grants made between the call and its place in line.
+     * 7 ahead of it; three times that allows for grants made between the call and its place in line on a loaded
+     * machine (seen: 15 on the MySQL dialect). The unfair hand-over passed waiters over 56 to 901 times.
      */
-    private static final int MOST_PASSED_OVER = 2 * (CLIENTS * THREADS - 1);
+    private static final int MOST_PASSED_OVER = 3 * (CLIENTS * THREADS - 1);
 
     /**
      * The most grants to others that one acquisition may see while it waits ({@value #MOST_PASSED_OVER} unless a
@@ -58,7 +59,7 @@ public abstract class FairLeaseContract extends LeaseContract {
 
     /**
      * 4 clients × 2 threads acquire and release one lock for 3 s, each thread again as soon as it let go. Every
-     * client gets at least 15 % of the grants; no acquisition sees more than 14 grants to others while it waits
+     * client gets at least 15 % of the grants; no acquisition sees more than 21 grants to others while it waits
      * (a line of 8 threads lets at most the 7 ahead go first; a strategy that hands the lock back to whoever just
      * let it go passes a waiter over hundreds of times); and no acquisition waits longer than 10 × the median wait.
      *
