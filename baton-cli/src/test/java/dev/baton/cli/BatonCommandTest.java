@@ -49,7 +49,8 @@ class BatonCommandTest {
                 List.of("run", "--lock", "x", "--lease", "50ms", "--", "true"),
                 List.of("run", "--lock", "x", "--lease", "0", "--", "true"),
                 List.of("run", "--lock", "x", "--url", "jdbc:oracle:thin:@db:1521/x", "--", "true"),
-                List.of("run", "--lock", "x", "--url", "redis://localhost", "--", "true"),
+                List.of("run", "--lock", "x", "--url", "mongodb://localhost", "--", "true"),
+                List.of("run", "--lock", "x", "--url", "redis://", "--", "true"),
                 List.of("run", "--lock", "x", "--no-such-option", "--", "true"),
                 List.of("list", "--url", "http://example.invalid/"),
                 List.of("frobnicate"));
