@@ -58,7 +58,39 @@ final class SqliteLeaseTable extends LeaseTable {
     }
 
     @Override
-    public AcquireResult tryAcquire(Connection c, String name, String owner, long leaseMillis) throws SQLException {
+    String nowSql() {
+        return NOW;
+    }
+
+    @Override
+    String nowPlusLeaseSql() {
+        return NOW + " + ?";
+    }
+
+    @Override
+    void bindLease(PreparedStatement ps, int index, long leaseMillis) throws SQLException {
+        ps.setLong(index, leaseMillis);
+    }
+
+    @Override
+    String remainingSql(String column) {
+        return column + " - " + NOW;
+    }
+
+    @Override
+    Duration remaining(long value) {
+        return Duration.ofMillis(value);
+    }
+
+    @Override
+    String enqueueSql() {
+        return "INSERT INTO " + queue + " (name, owner, enqueued_at, expires_at) VALUES (?, ?, " + NOW + ", "
+                + nowPlusLeaseSql() + ") ON CONFLICT (name, owner) DO UPDATE SET expires_at = excluded.expires_at";
+    }
+
+    @Override
+    public AcquireResult tryAcquire(Connection c, String name, String owner, long leaseMillis, boolean ticketed)
+            throws SQLException {
         writeTurn.lock();
         try {
             return acquireWriting(c, name, owner, leaseMillis);
@@ -86,14 +118,16 @@ final class SqliteLeaseTable extends LeaseTable {
                     + " (name, owner, token, acquired_at, expires_at) VALUES (?, ?, ?, " + NOW + ", " + NOW + " + ?)"
                     + " ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, token = excluded.token,"
                     + " acquired_at = excluded.acquired_at, expires_at = excluded.expires_at"
-                    + " WHERE expires_at <= " + NOW)) {
+                    + " WHERE expires_at <= " + NOW + " AND NOT " + aheadSql())) {
                 ps.setString(1, name);
                 ps.setString(2, owner);
                 ps.setLong(3, token);
                 ps.setLong(4, leaseMillis);
+                bindAhead(ps, 5, name, owner);
                 changed = ps.executeUpdate();
             }
             if (changed > 0) {
+                withdraw(c, name, owner); // the caller's ticket, if any, in the same commit
                 result = new AcquireResult.Granted(token);
             } else {
                 AcquireResult.Busy busy = readHolder(c, name);
@@ -218,7 +252,7 @@ final class SqliteLeaseTable extends LeaseTable {
 
     @Override
     public List<String> requiredObjects() {
-        return List.of(table, counter, table + "_rw");
+        return List.of(table, counter, table + "_rw", queue);
     }
 
     @Override
