@@ -31,8 +31,11 @@ public abstract class FairLeaseContract extends LeaseContract {
     private static final Duration RUN = Duration.ofSeconds(3);
     /** Each client's least share of the grants (an even share is 25 %). */
     private static final double LEAST_SHARE = 0.15;
-    /** The longest wait may be at most this multiple of the median wait. */
-    private static final int LONGEST_OVER_MEDIAN = 10;
+    /**
+     * The longest wait may be at most this multiple of the median wait: issue 13's target. A line of 8 measured
+     * 2.0–8.6× on this project's machines (the unfair hand-over: 41× to 1,498×).
+     */
+    private static final int LONGEST_OVER_MEDIAN = 20;
     /**
      * The most grants to others that one acquisition may see while it waits: in a line of 8 threads at most the
      * 7 ahead of it; three times that allows for grants made between the call and its place in line on a loaded
@@ -61,7 +64,7 @@ public abstract class FairLeaseContract extends LeaseContract {
      * 4 clients × 2 threads acquire and release one lock for 3 s, each thread again as soon as it let go. Every
      * client gets at least 15 % of the grants; no acquisition sees more than 21 grants to others while it waits
      * (a line of 8 threads lets at most the 7 ahead go first; a strategy that hands the lock back to whoever just
-     * let it go passes a waiter over hundreds of times); and no acquisition waits longer than 10 × the median wait.
+     * let it go passes a waiter over hundreds of times); and no acquisition waits longer than 20 × the median wait.
      *
      * <p>The share of hand-overs that go to another client is printed, not asserted: a strict line of 8 threads
      * repeats one cyclic order, which puts a client's two threads next to each other anywhere from never to every
