@@ -35,8 +35,21 @@ import java.util.concurrent.locks.LockSupport;
  * a default would make the comparison meaningless (stated where so).
  */
 final class Competitors {
-    /** ShedLock has no blocking acquire: the benchmark retries at this fixed interval. */
-    static final Duration SHEDLOCK_RETRY = Duration.ofMillis(10);
+    /**
+     * ShedLock has no blocking acquire: the benchmark retries at this fixed interval, 1 ms, its strongest
+     * configuration (issue 13 compares every peer so; 10 ms until 2026-11-25).
+     */
+    static final Duration SHEDLOCK_RETRY = Duration.ofMillis(1);
+
+    /**
+     * The {@code idleBetweenTries} of the Spring registries' tuned subjects ({@code -1ms}; their default is 100 ms),
+     * their strongest configuration: of 1, 5 and 10 ms, measured in W2 (2026-11-25, a loaded machine), 1 ms gave the
+     * most cross-client hand-overs on every registry (JDBC PostgreSQL ~200/s vs ~140 and ~120; JDBC MariaDB ~150/s
+     * vs ~110 and ~95; Redis spin lock ~850/s vs ~285 and ~160), while longer pauses let the releasing process keep
+     * the lock through its local {@code ReentrantLock}; its wait p99 was the lowest on Redis, about even on
+     * PostgreSQL, and higher on MariaDB (~260 ms vs ~195 and ~205).
+     */
+    static final Duration SPRING_IDLE = Duration.ofMillis(1);
 
     private Competitors() {
     }
@@ -44,8 +57,14 @@ final class Competitors {
     static List<Subject> all() {
         return List.of(new RedissonLock(), new CuratorMutex(),
                 new ShedLockJdbc(Servers.Db.POSTGRESQL), new ShedLockJdbc(Servers.Db.MARIADB),
-                new SpringJdbc(Servers.Db.POSTGRESQL), new SpringJdbc(Servers.Db.MARIADB),
-                new SpringRedis(), new SpringRedis(true));
+                new SpringJdbc(Servers.Db.POSTGRESQL, null), new SpringJdbc(Servers.Db.POSTGRESQL, SPRING_IDLE),
+                new SpringJdbc(Servers.Db.MARIADB, null), new SpringJdbc(Servers.Db.MARIADB, SPRING_IDLE),
+                new SpringRedis(false, null), new SpringRedis(false, SPRING_IDLE), new SpringRedis(true, null));
+    }
+
+    /** An id's suffix for a tuned pause: {@code -5ms}, or nothing for the library's default. */
+    private static String suffix(Duration idle) {
+        return idle == null ? "" : "-" + idle.toMillis() + "ms";
     }
 
     abstract static class Base implements Subject {
@@ -241,14 +260,20 @@ final class Competitors {
         }
     }
 
-    /** Spring Integration {@code JdbcLockRegistry} over {@code DefaultLockRepository}, defaults. */
+    /**
+     * Spring Integration {@code JdbcLockRegistry} over {@code DefaultLockRepository}: its defaults, or with
+     * {@code idleBetweenTries} set (id suffix {@code -<n>ms}), the pause between a waiter's tries of the table.
+     */
     static final class SpringJdbc extends Base {
         static final String PREFIX = "BENCH_";
         private final Servers.Db db;
+        /** The registry's {@code idleBetweenTries}, or null for its default (100 ms). */
+        private final Duration idle;
 
-        SpringJdbc(Servers.Db db) {
-            super("spring-jdbc-" + (db == Servers.Db.POSTGRESQL ? "pg" : db.id), db.id);
+        SpringJdbc(Servers.Db db, Duration idle) {
+            super("spring-jdbc-" + (db == Servers.Db.POSTGRESQL ? "pg" : db.id) + suffix(idle), db.id);
             this.db = db;
+            this.idle = idle;
         }
 
         @Override
@@ -263,7 +288,8 @@ final class Competitors {
 
         @Override
         public String waits() {
-            return "local ReentrantLock, then polls the table every 100 ms (idleBetweenTries default)";
+            return idle == null ? "local ReentrantLock, then polls the table every 100 ms (idleBetweenTries default)"
+                    : "local ReentrantLock, then polls the table every " + idle.toMillis() + " ms (idleBetweenTries set, its best; default 100 ms)";
         }
 
         static void createTable(Servers.Db db) throws Exception {
@@ -285,6 +311,9 @@ final class Competitors {
             repo.afterSingletonsInstantiated();
             repo.start();
             JdbcLockRegistry registry = new JdbcLockRegistry(repo);
+            if (idle != null) {
+                registry.setIdleBetweenTries(idle); // read by each lock when obtain() creates it
+            }
             return new Client() {
                 @Override
                 public Held acquire(String lock) {
@@ -309,19 +338,19 @@ final class Competitors {
     }
 
     /**
-     * Spring Integration {@code RedisLockRegistry}: its default (spin lock), or in {@code PUB_SUB_LOCK} mode, where a
-     * waiter is woken by the release's message (issue 11 compares Baton with both).
+     * Spring Integration {@code RedisLockRegistry}: its default (spin lock), the spin lock with
+     * {@code idleBetweenTries} set (id suffix {@code -<n>ms}), or in {@code PUB_SUB_LOCK} mode, where a waiter is
+     * woken by the release's message (issue 11 compares Baton with both modes).
      */
     static final class SpringRedis extends Base {
         private final boolean pubSub;
+        /** The registry's {@code idleBetweenTries} (its spin lock's pause between tries), or null for 100 ms. */
+        private final Duration idle;
 
-        SpringRedis() {
-            this(false);
-        }
-
-        SpringRedis(boolean pubSub) {
-            super(pubSub ? "spring-redis-pubsub" : "spring-redis", "redis");
+        SpringRedis(boolean pubSub, Duration idle) {
+            super((pubSub ? "spring-redis-pubsub" : "spring-redis") + suffix(idle), "redis");
             this.pubSub = pubSub;
+            this.idle = idle;
         }
 
         @Override
@@ -338,7 +367,8 @@ final class Competitors {
         @Override
         public String waits() {
             return pubSub ? "local ReentrantLock, then a pub/sub release message (PUB_SUB_LOCK)"
-                    : "local ReentrantLock, then polls Redis every 100 ms (SPIN_LOCK, the default)";
+                    : idle == null ? "local ReentrantLock, then polls Redis every 100 ms (SPIN_LOCK, the default)"
+                    : "local ReentrantLock, then polls Redis every " + idle.toMillis() + " ms (SPIN_LOCK, idleBetweenTries set, its best; default 100 ms)";
         }
 
         @Override
@@ -351,6 +381,9 @@ final class Competitors {
             RedisLockRegistry registry = new RedisLockRegistry(cf, pubSub ? "bench-spring-pubsub" : "bench-spring");
             if (pubSub) {
                 registry.setRedisLockType(RedisLockRegistry.RedisLockType.PUB_SUB_LOCK);
+            }
+            if (idle != null) {
+                registry.setIdleBetweenTries(idle);
             }
             return new Client() {
                 @Override

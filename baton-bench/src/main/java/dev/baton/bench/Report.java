@@ -82,6 +82,20 @@ final class Report {
         return a < 0 || b <= 0 ? "–" : String.format(Locale.ROOT, "%.2f×", a / b);
     }
 
+    /**
+     * The longest wait ÷ the median wait of a sorted array of waits (W2's "longest ÷ median wait"), NaN if there is
+     * no wait or the median is zero. Derived from the waits when the report is written, never stored apart.
+     */
+    static double longestOverMedian(long[] sortedWaits) {
+        long p50 = Contended.quantile(sortedWaits, 0.5);
+        return p50 <= 0 ? Double.NaN : (double) Contended.quantile(sortedWaits, 1.0) / p50;
+    }
+
+    /** A ratio with one decimal, "8.0×"; "–" if not a number. */
+    private static String times(double v) {
+        return Double.isNaN(v) || Double.isInfinite(v) ? "–" : String.format(Locale.ROOT, "%,.1f×", v);
+    }
+
     private static String pct(long part, long whole) {
         return whole <= 0 ? "–" : String.format(Locale.ROOT, "%.0f%%", 100.0 * part / whole);
     }
@@ -147,15 +161,16 @@ final class Report {
                     .append("Shares: who got the lock after a release — a FIFO-fair lock gives 0% / 14% / 86%, a random one 12% / 12% / 75%. ")
                     .append("Safety: max inside must be 1, counter − grants must be 0.\n\n")
                     .append("| subject | grants/s | cross-client hand-overs/s | wait p50 ms | wait p99 ms | wait max ms | ")
+                    .append("longest ÷ median wait | ")
                     .append("gap p50 µs (cross-client) | gap p99 µs | gap p50 / read RTT | gap p50 / durable write | ")
                     .append("same thread | same client | other client | statements/grant | server fsyncs/grant | max inside | counter − grants |\n")
-                    .append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+                    .append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
             for (Contended.Result r : contended) {
                 Subject s = subject(r.subject());
                 long gap50 = Contended.quantile(r.crossGapMicros(), 0.5);
                 if (r.error() != null && r.allGrants() == 0) {
                     md.append("| ").append(r.subject()).append(" | FAILED: ").append(r.error().replace('|', '/'))
-                            .append(" |||||||||||||||||\n");
+                            .append(" |").append("|".repeat(16)).append("\n");
                     continue;
                 }
                 md.append("| ").append(r.subject()).append(" | ").append(f(r.grantsPerSecond(), 0)).append(" | ")
@@ -163,6 +178,7 @@ final class Report {
                         .append(f(Contended.quantile(r.waitMicros(), 0.5) / 1000.0, 2)).append(" | ")
                         .append(f(Contended.quantile(r.waitMicros(), 0.99) / 1000.0, 1)).append(" | ")
                         .append(f(Contended.quantile(r.waitMicros(), 1.0) / 1000.0, 0)).append(" | ")
+                        .append(times(longestOverMedian(r.waitMicros()))).append(" | ")
                         .append(gap50 < 0 ? "–" : f(gap50, 0)).append(" | ")
                         .append(f(Contended.quantile(r.crossGapMicros(), 0.99), 0)).append(" | ")
                         .append(ratio(gap50, floorP50(readFloor(s.server())))).append(" | ")
@@ -305,6 +321,7 @@ final class Report {
             m.put("sameThread", r.sameThread());
             m.put("sameClientOtherThread", r.sameClientOther());
             m.put("waitMicros", quantiles(r.waitMicros()));
+            m.put("waitMaxOverP50", longestOverMedian(r.waitMicros()));
             m.put("crossClientGapMicros", quantiles(r.crossGapMicros()));
             m.put("anyHandoverGapMicros", quantiles(r.anyGapMicros()));
             m.put("grantsPerThread", r.grantsPerThread());

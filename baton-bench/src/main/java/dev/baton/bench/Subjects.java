@@ -22,13 +22,15 @@ final class Subjects {
     static List<Subject> all() {
         List<Subject> all = new ArrayList<>();
         all.add(new BatonSubject("baton-lease-pg", Servers.Db.POSTGRESQL, "raw-lease-pg",
-                "LISTEN/NOTIFY on release; else holder's expiry or backoff 10-500 ms",
+                "fair: a line of waiters in <table>_queue, woken by LISTEN/NOTIFY on release; same client: woken by the release at once",
                 ds -> JdbcLocks.builder(ds).tableName(BATON_TABLE).createTableIfMissing().clientIdPrefix("bench")));
         all.add(new BatonSubject("baton-lease-mariadb", Servers.Db.MARIADB, "raw-lease-mariadb",
-                "other clients: holder's expiry or jittered backoff 10-500 ms; same client: at once",
+                "fair: a line of waiters in <table>_queue; each looks again at a pace set by the line, 1-100 ms"
+                        + " (the head about every half hand-over); same client: woken by the release at once",
                 ds -> JdbcLocks.builder(ds).tableName(BATON_TABLE).createTableIfMissing().clientIdPrefix("bench")));
         all.add(new BatonSubject("baton-lease-sqlite", Servers.Db.SQLITE, null,
-                "other clients: holder's expiry or jittered backoff 10-500 ms; same client: at once",
+                "fair: a line of waiters in <table>_queue; each looks again at a pace set by the line, 1-100 ms"
+                        + " (the head about every half hand-over); same client: woken by the release at once",
                 ds -> JdbcLocks.builder(ds).tableName(BATON_TABLE).createTableIfMissing().clientIdPrefix("bench")));
         all.add(new BatonSubject("baton-session-pg", Servers.Db.POSTGRESQL, "raw-advisory-pg",
                 "server-side pg_advisory_lock under lock_timeout (one waiting thread per client); other threads"

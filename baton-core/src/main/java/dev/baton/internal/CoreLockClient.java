@@ -280,8 +280,8 @@ public final class CoreLockClient implements LockClient {
      *   <li>A {@link BlockingWait} backend waits on the server for one slice (at most 500 ms or the time left).
      *       Granted: record the hold. Busy: back to step 3. Not now: step 6.</li>
      *   <li>Park until a wake-up, just after the holder's lease ends on the server, the current backoff (doubling
-     *       from minPollInterval to maxPollInterval, with jitter), or the deadline, whichever comes first. Back to
-     *       step 3.</li>
+     *       from minPollInterval to maxPollInterval, with jitter), the backend's {@link AcquireResult.Busy#nextTry}
+     *       hint for the head of its line, or the deadline, whichever comes first. Back to step 3.</li>
      * </ol>
      * Between steps the loop checks that the client is open and, unless interrupts are deferred, the interrupt
      * flag. Whenever it ends without a grant after a busy answer — timeout, interruption, closing, a failure — a
@@ -423,6 +423,10 @@ public final class CoreLockClient implements LockClient {
                 long untilExpiry = CoreLock.saturatedNanos(lastBusy.remaining());
                 untilExpiry += Math.min(TimeUnit.MILLISECONDS.toNanos(1), Long.MAX_VALUE - untilExpiry);
                 park = Math.min(park, Math.max(untilExpiry, 0));
+            }
+            if (lastBusy.nextTry() != null) {
+                // the backend keeps this waiter first in line and cannot wake it when the holder lets go
+                park = Math.min(park, Math.max(0, CoreLock.saturatedNanos(lastBusy.nextTry())));
             }
             backoff = Math.min(backoff * 2, maxPoll);
             try {

@@ -16,7 +16,14 @@ public sealed interface AcquireResult {
      * @param token     the holder's fencing token, or {@code -1} if unknown
      * @param remaining how long the holder's lease has left by the server's clock, or {@code null} if unknown
      *                  or if the hold has no expiry
+     * @param nextTry   a {@link WaitingQueue} backend's hint that this waiter is first in line and that the core
+     *                  should try again within this long (a backend that cannot wake it from the server when the
+     *                  holder lets go), or {@code null} for none: the core then parks as usual
      */
-    record Busy(String holder, long token, Duration remaining) implements AcquireResult {
+    record Busy(String holder, long token, Duration remaining, Duration nextTry) implements AcquireResult {
+        /** A busy answer without a hint for the next try. */
+        public Busy(String holder, long token, Duration remaining) {
+            this(holder, token, remaining, null);
+        }
     }
 }

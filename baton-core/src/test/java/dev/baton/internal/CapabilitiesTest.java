@@ -109,6 +109,22 @@ class CapabilitiesTest {
         }
     }
 
+    /** A line whose busy answers tell the waiter it is first and should try again within 5 ms. */
+    static final class HeadOfLine extends Base implements WaitingQueue {
+        @Override
+        public synchronized AcquireResult tryAcquire(AcquireRequest request) {
+            AcquireResult result = super.tryAcquire(request);
+            return result instanceof AcquireResult.Busy busy
+                    ? new AcquireResult.Busy(busy.holder(), busy.token(), Duration.ofSeconds(10), Duration.ofMillis(5))
+                    : result;
+        }
+
+        @Override
+        public void withdraw(AcquireRequest request) {
+            calls.add("withdraw " + request.name());
+        }
+    }
+
     static class Notifying extends Base implements NotifiesReleases {
         volatile ReleaseListener listener;
 
@@ -268,6 +284,37 @@ class CapabilitiesTest {
             }
             assertThat(backend.calls).contains("try q " + AcquireRequest.Patience.TRY_ONCE,
                     "try q " + AcquireRequest.Patience.WAIT);
+        }
+    }
+
+    /**
+     * A waiter told it is first in line ({@link AcquireResult.Busy#nextTry}) tries again within the hint, although
+     * its backoff (5 s) and the holder's remaining lease (10 s) would have it sleep for seconds, and no release
+     * in its own client wakes it (the holder is another client).
+     */
+    @Test
+    void theHeadOfALineTriesAgainWithinTheBackendsHintWhateverItsBackoff() throws Exception {
+        HeadOfLine backend = new HeadOfLine();
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        try (LockClient a = client(backend);
+             LockClient b = new Builder(backend).leaseTime(Duration.ofSeconds(5)).minPollInterval(Duration.ofSeconds(5))
+                     .maxPollInterval(Duration.ofSeconds(5)).build()) {
+            Lease held = a.lock("h").acquire(Duration.ofSeconds(1));
+            Future<Long> waiter = pool.submit(() -> {
+                try (Lease ignored = b.lock("h").acquire(Duration.ofSeconds(30))) {
+                    return System.nanoTime();
+                }
+            });
+            while (backend.calls.stream().noneMatch(s -> s.equals("try h " + AcquireRequest.Patience.WAIT))) {
+                Thread.onSpinWait();
+            }
+            long released = System.nanoTime();
+            held.close();
+            long granted = waiter.get(10, TimeUnit.SECONDS);
+            assertThat(Duration.ofNanos(granted - released)).as("hand-over to the head of the line")
+                    .isLessThan(Duration.ofSeconds(1));
+        } finally {
+            pool.shutdownNow();
         }
     }
 

@@ -14,6 +14,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 import org.postgresql.ds.PGSimpleDataSource;
 
 import java.sql.Connection;
+import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -29,6 +30,7 @@ import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 /** What only the JDBC lease table has: dialect detection, the DDL, table names, the purge. */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
@@ -88,6 +90,32 @@ class JdbcLeaseTableIT {
                 .hasMessageContaining("baton_never_created")
                 .hasMessageContaining("/dev/baton/jdbc/schema/postgresql.sql")
                 .hasMessageContaining("createTableIfMissing()");
+    }
+
+    /**
+     * A schema made before the lease strategy's line of waiters existed (no {@code <table>_queue}) is refused at
+     * {@code build()} naming the missing table, and {@code createTableIfMissing()} adds it.
+     */
+    @Test
+    void aLeaseTableWithoutItsLineOfWaitersIsMissingSchemaNamingTheQueueTable() throws Exception {
+        String table = "baton_noqueue";
+        try (Connection admin = DriverManager.getConnection(PostgresFixture.ADMIN_URL)) {
+            dropTables(admin, table);
+            JdbcLocks.builder(postgres()).tableName(table).createTableIfMissing().build().close();
+            try (Statement st = admin.createStatement()) {
+                st.execute("DROP TABLE " + table + "_queue");
+            }
+            assertThatThrownBy(() -> JdbcLocks.builder(postgres()).tableName(table).build())
+                    .isInstanceOf(dev.baton.MissingSchemaException.class)
+                    .hasMessageContaining(table + "_queue")
+                    .hasMessageContaining("/dev/baton/jdbc/schema/postgresql.sql");
+            JdbcLocks.builder(postgres()).tableName(table).createTableIfMissing().build().close();
+            JdbcLocks.builder(postgres()).tableName(table).build().close();
+        } finally {
+            try (Connection admin = DriverManager.getConnection(PostgresFixture.ADMIN_URL)) {
+                dropTables(admin, table);
+            }
+        }
     }
 
     @Test
@@ -267,8 +295,8 @@ class JdbcLeaseTableIT {
 
     private static void dropTables(Connection admin, String table) throws SQLException {
         try (Statement st = admin.createStatement()) {
-            st.execute("DROP TABLE IF EXISTS " + table + "_rw, " + table + "_rowlocks, " + table + "_versions, "
-                    + table + "_names, " + table + " CASCADE");
+            st.execute("DROP TABLE IF EXISTS " + table + "_rw, " + table + "_queue, " + table + "_rowlocks, "
+                    + table + "_versions, " + table + "_names, " + table + " CASCADE");
             st.execute("DROP SEQUENCE IF EXISTS " + table + "_token_seq");
         }
     }
@@ -315,6 +343,62 @@ class JdbcLeaseTableIT {
                 st.execute("DROP TABLE IF EXISTS " + table);
                 st.execute("DROP SEQUENCE IF EXISTS " + table + "_token_seq");
             }
+        }
+    }
+
+    /** How many tickets the line of {@code name} holds, live or not. */
+    private static int tickets(JdbcFixture fixture, String name) throws SQLException {
+        try (Connection admin = fixture.admin();
+             PreparedStatement ps = admin.prepareStatement("SELECT COUNT(*) FROM " + fixture.table() + "_queue WHERE name = ?")) {
+            ps.setString(1, name);
+            try (var rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getInt(1);
+            }
+        }
+    }
+
+    /**
+     * The line of waiters: a waiter that times out leaves no ticket; a freed lock is kept for the waiter in line,
+     * so the client that let it go cannot take it back past the waiter (before issue 13 it could, and usually did);
+     * a client closed while its thread waits deletes that thread's ticket.
+     */
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("fixtures")
+    void aFreedLockGoesToTheWaiterInLineNotBackToTheClientThatLetItGo(JdbcFixture fixture) throws Exception {
+        String name = unique("line");
+        ExecutorService pool = Executors.newFixedThreadPool(2);
+        try (LockClient a = fixture.newClient(ClientConfig.defaults()); LockClient b = fixture.newClient(ClientConfig.defaults());
+             LockClient d = fixture.newClient(ClientConfig.defaults())) {
+            Lease held = a.lock(name).acquire(Duration.ofSeconds(5));
+            assertThatThrownBy(() -> b.lock(name).acquire(Duration.ofMillis(200)))
+                    .isInstanceOf(dev.baton.LockTimeoutException.class);
+            assertThat(tickets(fixture, name)).as("a waiter that timed out left its place").isZero();
+
+            java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(1);
+            Future<Long> waiter = pool.submit(() -> {
+                try (Lease l = b.lock(name).acquire(Duration.ofSeconds(30))) {
+                    done.await();
+                    return l.fencingToken();
+                }
+            });
+            await().atMost(Duration.ofSeconds(10)).until(() -> tickets(fixture, name) == 1);
+            held.close();
+            assertThat(a.lock(name).tryAcquire()).as("the releasing client cannot take it back past the waiter")
+                    .isEmpty();
+            await().atMost(Duration.ofSeconds(10)).until(() -> tickets(fixture, name) == 0); // b took it
+            done.countDown();
+            assertThat(waiter.get(10, TimeUnit.SECONDS)).isGreaterThan(held.fencingToken());
+
+            Lease again = a.lock(name).acquire(Duration.ofSeconds(5));
+            Future<?> closing = pool.submit(() -> d.lock(name).acquire(Duration.ofSeconds(30)));
+            await().atMost(Duration.ofSeconds(10)).until(() -> tickets(fixture, name) == 1);
+            d.close();
+            assertThat(tickets(fixture, name)).as("a closed client left its place").isZero();
+            assertThatThrownBy(() -> closing.get(10, TimeUnit.SECONDS)).hasCauseInstanceOf(LockException.class);
+            again.close();
+        } finally {
+            pool.shutdownNow();
         }
     }
 

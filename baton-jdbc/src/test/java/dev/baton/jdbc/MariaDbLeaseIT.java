@@ -1,10 +1,10 @@
 package dev.baton.jdbc;
 
-import dev.baton.testkit.LeaseContract;
+import dev.baton.testkit.FairLeaseContract;
 import dev.baton.testkit.LockFixture;
 
 /** The whole contract ladder for the lease strategy on MariaDb. */
-class MariaDbLeaseIT extends LeaseContract {
+class MariaDbLeaseIT extends FairLeaseContract {
     @Override
     protected LockFixture createFixture() {
         return new MariaDbFixture();

@@ -1,10 +1,10 @@
 package dev.baton.jdbc;
 
-import dev.baton.testkit.LeaseContract;
+import dev.baton.testkit.FairLeaseContract;
 import dev.baton.testkit.LockFixture;
 
 /** The whole contract ladder for the lease strategy through the real PgBouncer in transaction mode. */
-class PgBouncerLeaseIT extends LeaseContract {
+class PgBouncerLeaseIT extends FairLeaseContract {
     @Override
     protected LockFixture createFixture() {
         return new PgBouncerFixture();

@@ -33,7 +33,7 @@ class TypedConfigurationErrorsIT {
     @AfterEach
     void dropTables() throws Exception {
         try (Connection c = DriverManager.getConnection(PostgresFixture.ADMIN_URL); Statement st = c.createStatement()) {
-            for (String suffix : new String[] {"_rowlocks", "_versions", "_names", "_rw", ""}) {
+            for (String suffix : new String[] {"_rowlocks", "_versions", "_names", "_rw", "_queue", ""}) {
                 st.execute("DROP TABLE IF EXISTS " + table + suffix);
             }
             st.execute("DROP SEQUENCE IF EXISTS " + table + "_token_seq");

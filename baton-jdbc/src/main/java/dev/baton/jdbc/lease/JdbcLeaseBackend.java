@@ -27,6 +27,8 @@ import java.util.List;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The lease-row strategy over a {@link DataSource}: a row per lock in the lease table, with owner, fencing
@@ -35,10 +37,19 @@ import java.util.Set;
  *
  * <p>Algorithm:
  * <ol>
- *   <li>Acquire: look first (a read): a live row is busy, and costs no write or commit. Otherwise one step of
- *       the dialect's {@link LeaseTable#tryAcquire} takes the row if it is free or expired, drawing a fresh token
- *       under the row lock, or reports its holder. A row that is the session strategy's marker is refused
+ *   <li>Acquire (fair): look first, in one read: the live holder, and how many live waiters of other owners are
+ *       ahead of the caller in the lock's line ({@code <table>_queue}). A held lock, or a free one kept for someone
+ *       ahead, costs no write for the row: a waiting request takes a ticket (once, then a refresh per half lease,
+ *       so a dead waiter's ticket ends one lease after its last attempt). Otherwise one step of the dialect's
+ *       {@link LeaseTable#tryAcquire} takes the row if it is free or expired <em>and</em> nobody else is ahead in
+ *       line, drawing a fresh token under the row lock and deleting the caller's ticket in the same commit, or
+ *       reports its holder. A releasing thread or client asking again is not in line, so it never barges past
+ *       waiters (it may while nobody waits). A row that is the session strategy's marker is refused
  *       ({@link dev.baton.jdbc.StrategyConflictException}): one name, one lock.</li>
+ *   <li>Withdraw: a waiter that stops without a grant deletes its ticket; {@link #close()} deletes every ticket
+ *       the client still has.</li>
+ *   <li>Wake: PostgreSQL with a listener, by {@code NOTIFY}; elsewhere each waiter is told when to look again by
+ *       {@link AcquireResult.Busy#nextTry}, paced by how fast its place in line moves.</li>
  *   <li>Renew: extend every live row whose name, owner and token match, in as few statements as the dialect
  *       allows ({@link LeaseTable#renewBatch}); the rows not extended are lost.</li>
  *   <li>Release: free the row where name, owner and token match ({@code expires_at} no later than now);
@@ -180,23 +191,120 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
                     c -> rwTable.tryAcquire(c, name, request.mode(), request.owner(), request.leaseTime().toMillis()));
         }
         String owner = request.owner();
-        Duration leaseTime = request.leaseTime();
+        long leaseMillis = request.leaseTime().toMillis();
+        boolean waits = request.patience() == AcquireRequest.Patience.WAIT;
         return run("acquire of '" + name + "'", c -> {
-            AcquireResult.Busy held = table.peek(c, name);
-            AcquireResult result = held != null ? held : table.tryAcquire(c, name, owner, leaseTime.toMillis());
-            return LeaseTable.refuseSessionMarker(result, name, table.table);
+            LeaseTable.Look look = table.look(c, name, owner);
+            if (look.holder() != null) {
+                LeaseTable.refuseSessionMarker(look.holder(), name, table.table);
+                keepPlace(c, request, waits, look.ahead());
+                return inLine(request, look, look.holder());
+            }
+            if (look.ahead() > 0) {
+                // free, but kept for the waiter ahead in line: no write for the row, a place in line for us
+                keepPlace(c, request, waits, look.ahead());
+                return inLine(request, look, LINE_AHEAD);
+            }
+            AcquireResult result = table.tryAcquire(c, name, owner, leaseMillis, places.containsKey(request));
+            if (result instanceof AcquireResult.Granted) {
+                places.remove(request);
+                return result;
+            }
+            LeaseTable.refuseSessionMarker(result, name, table.table);
+            keepPlace(c, request, waits, 0);
+            AcquireResult.Busy busy = (AcquireResult.Busy) result;
+            // a free row that the line kept for another waiter has no holder and nothing left to run
+            return busy.holder() == null || busy.remaining() == null || busy.remaining().isZero() ? LINE_AHEAD : busy;
         });
     }
 
+    /** The least and the greatest pause between the attempts of a waiter in a line that no notification wakes. */
+    private static final long POLL_MIN_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
+    private static final long POLL_MAX_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+
     /**
-     * A waiting writer's claim (which holds back new readers) is its place in line: withdrawn when it stops
-     * waiting. Exclusive and read requests keep nothing while they wait.
+     * {@code busy}, with a hint for the next try when no {@code NOTIFY} will wake this waiter (MariaDB, MySQL,
+     * SQLite, PostgreSQL without a listener), paced by the line: the waiter estimates one hand-over's time from how
+     * fast its place moved up since it took it (or, before it moved, from a tenth of its wait so far), and looks
+     * again after half the time it expects to wait: half a hand-over for the head, {@code k}/2 hand-overs with
+     * {@code k} ahead; 1 to 100 ms. So the head takes a free lock within about half a hand-over, and each waiter
+     * looks a few times before its turn whatever its place, rather than everyone backing off to the poll cap.
+     */
+    private AcquireResult.Busy inLine(AcquireRequest request, LeaseTable.Look look, AcquireResult.Busy busy) {
+        Place place = places.get(request);
+        if (place == null || pgListener != null) {
+            return busy;
+        }
+        long now = System.nanoTime();
+        long waited = now - place.since();
+        int moved = place.firstAhead() - look.ahead();
+        long handOver = moved > 0 ? waited / moved : waited / 10;
+        long poll = Math.max(POLL_MIN_NANOS, Math.min(POLL_MAX_NANOS, handOver * Math.max(1, look.ahead()) / 2));
+        return new AcquireResult.Busy(busy.holder(), busy.token(), busy.remaining(), Duration.ofNanos(poll));
+    }
+
+    /** A busy answer for a lock that is free but kept for a waiter ahead in line: the core parks on its backoff. */
+    private static final AcquireResult.Busy LINE_AHEAD = new AcquireResult.Busy(null, -1, null);
+
+    /**
+     * A place in line kept by this backend: the {@link System#nanoTime()} at which it was taken and at which it was
+     * last refreshed, and how many were ahead of it when it was taken.
+     */
+    private record Place(long since, long refreshed, int firstAhead) {
+    }
+
+    /**
+     * The places in line this backend keeps, by request (the core passes the same request to every attempt of one
+     * acquisition).
+     */
+    private final ConcurrentHashMap<AcquireRequest, Place> places = new ConcurrentHashMap<>();
+    /** Set first thing by {@link #close()}: no place is taken from then on. */
+    private volatile boolean closed;
+
+    /**
+     * A waiting request takes its place in line, or refreshes it once half its lease has passed since the last
+     * refresh (the ticket's expiry is the server's now plus the lease, at or after the time recorded here), so a
+     * waiter that keeps trying keeps its place at the cost of one write per half lease, and a dead one loses it
+     * within one lease. A try-once never takes a place.
+     */
+    private void keepPlace(java.sql.Connection c, AcquireRequest request, boolean waits, int ahead)
+            throws SQLException {
+        if (!waits) {
+            return;
+        }
+        long now = System.nanoTime();
+        Place last = places.get(request);
+        if (last != null && now - last.refreshed() < request.leaseTime().toNanos() / 2) {
+            return;
+        }
+        if (closed) {
+            return; // the core ends this attempt; close() took the places already
+        }
+        table.enqueue(c, request.name(), request.owner(), request.leaseTime().toMillis());
+        places.put(request, last != null ? new Place(last.since(), now, last.firstAhead()) : new Place(now, now, ahead));
+        if (closed) {
+            // close() may have taken its snapshot of the places before this one: leave no ticket behind
+            places.remove(request);
+            table.withdraw(c, request.name(), request.owner());
+        }
+    }
+
+    /**
+     * A waiter's place in line is withdrawn when it stops waiting: an exclusive waiter's ticket, a waiting
+     * writer's claim (which holds back new readers). Read requests keep nothing while they wait.
      */
     @Override
     public void withdraw(AcquireRequest request) {
         String name = request.name();
         String owner = request.owner();
-        if (request.mode() == LockMode.WRITE) {
+        if (request.mode() == LockMode.EXCLUSIVE) {
+            if (places.remove(request) != null) {
+                run("withdrawing the place in line of '" + name + "'", c -> {
+                    table.withdraw(c, name, owner);
+                    return null;
+                });
+            }
+        } else if (request.mode() == LockMode.WRITE) {
             run("withdrawing the writer's claim on '" + name + "'", c -> {
                 rwTable.abandon(c, name, owner);
                 return null;
@@ -268,7 +376,12 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
                 .filter(info -> !LeaseTable.SESSION_MARKER.equals(info.holder())).toList();
     }
 
+    /**
+     * Deletes rows expired more than {@code olderThan} ago, and every expired ticket of the line (a waiter that
+     * died, or whose withdrawal failed); returns how many lease rows it deleted.
+     */
     public int purge(Duration olderThan) {
+        run("purge of expired tickets", table::purgeTickets);
         return run("purge of rows expired more than " + olderThan.toMillis() + " ms ago",
                 c -> table.purge(c, olderThan.toMillis()));
     }
@@ -295,10 +408,26 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
         });
     }
 
+    /** Withdraws every place in line still kept (the core leaves that to a closing client's backend). */
     @Override
     public void close() {
-        if (pgListener != null) {
-            pgListener.close();
+        closed = true;
+        try {
+            for (AcquireRequest request : List.copyOf(places.keySet())) {
+                places.remove(request);
+                try {
+                    run("withdrawing the place in line of '" + request.name() + "' on close", c -> {
+                        table.withdraw(c, request.name(), request.owner());
+                        return null;
+                    });
+                } catch (LockBackendException e) {
+                    // it ends on the server with its waiter's lease
+                }
+            }
+        } finally {
+            if (pgListener != null) {
+                pgListener.close();
+            }
         }
     }
 }

@@ -10,7 +10,10 @@ import dev.baton.spi.AcquireResult;
 import dev.baton.spi.LeaseKey;
 
 import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.time.Duration;
 import java.util.List;
 import java.util.Set;
 
@@ -96,9 +99,112 @@ public abstract class LeaseTable {
     }
 
     final String table;
+    /** The line of waiters: {@code <table>_queue}, one ticket per waiting owner of a plain lease. */
+    final String queue;
 
     LeaseTable(String table) {
         this.table = table;
+        this.queue = table + "_queue";
+    }
+
+    // ---- the line of waiters ------------------------------------------------------------------------
+
+    /** The dialect's clock, as every statement of the dialect reads it. */
+    abstract String nowSql();
+
+    /** Now plus a lease, the lease bound as one parameter by {@link #bindLease}. */
+    abstract String nowPlusLeaseSql();
+
+    /** Binds a lease of {@code leaseMillis} for {@link #nowPlusLeaseSql()}. */
+    abstract void bindLease(PreparedStatement ps, int index, long leaseMillis) throws SQLException;
+
+    /** The time left until {@code column} by the database clock, in the unit {@link #remaining} reads. */
+    abstract String remainingSql(String column);
+
+    /** The time left, from the value of {@link #remainingSql}. */
+    abstract Duration remaining(long value);
+
+    /** Inserts a ticket (parameters: name, owner, lease), or refreshes its expiry and keeps its place. */
+    abstract String enqueueSql();
+
+    /**
+     * True iff a live ticket of another owner is ahead in the line of a name: ahead of the caller's own ticket,
+     * or any live ticket if the caller has none. Parameters: name, owner, owner. The caller may take a free lock
+     * only when this is false: a free lock goes to the earliest live waiter, and a caller not in line (a
+     * releasing thread asking again, a try-once) takes it only while nobody waits.
+     */
+    String aheadSql() {
+        return "EXISTS (SELECT 1 FROM " + queue + " o WHERE " + aheadCondition() + ")";
+    }
+
+    /** The condition on a ticket {@code o} of {@link #aheadSql()} (the same three parameters). */
+    private String aheadCondition() {
+        return "o.name = ? AND o.owner <> ? AND o.expires_at > " + nowSql()
+                + " AND NOT EXISTS (SELECT 1 FROM " + queue + " m WHERE m.name = o.name AND m.owner = ?"
+                + " AND (m.enqueued_at < o.enqueued_at OR (m.enqueued_at = o.enqueued_at AND m.owner < o.owner)))";
+    }
+
+    /** Binds the three parameters of {@link #aheadSql()} from {@code index}; returns the next index. */
+    static int bindAhead(PreparedStatement ps, int index, String name, String owner) throws SQLException {
+        ps.setString(index, name);
+        ps.setString(index + 1, owner);
+        ps.setString(index + 2, owner);
+        return index + 3;
+    }
+
+    /**
+     * What an attempt sees, in one read: the live holder (or null), and how many live waiters of other owners are
+     * ahead of {@code owner} in the line.
+     */
+    public record Look(AcquireResult.Busy holder, int ahead) {
+    }
+
+    /** One read: the holder if the lock is held now, and how many others are ahead in the line. */
+    public Look look(Connection c, String name, String owner) throws SQLException {
+        String now = nowSql();
+        try (PreparedStatement ps = c.prepareStatement("SELECT l.owner, l.token, " + remainingSql("l.expires_at")
+                + ", CASE WHEN l.owner IS NOT NULL AND l.expires_at > " + now + " THEN 1 ELSE 0 END,"
+                + " (SELECT COUNT(*) FROM " + queue + " o WHERE " + aheadCondition() + ")"
+                + " FROM (SELECT 1 AS one) d LEFT JOIN " + table + " l ON l.name = ?")) {
+            int next = bindAhead(ps, 1, name, owner);
+            ps.setString(next, name);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                AcquireResult.Busy holder = rs.getInt(4) == 1
+                        ? new AcquireResult.Busy(rs.getString(1), rs.getLong(2), remaining(Math.max(0, rs.getLong(3))))
+                        : null;
+                return new Look(holder, rs.getInt(5));
+            }
+        }
+    }
+
+    /**
+     * Takes a place in the line of {@code name} for {@code owner}, or refreshes the place it has (its
+     * {@code enqueued_at} stays): the ticket expires one lease after this call unless refreshed again.
+     */
+    public void enqueue(Connection c, String name, String owner, long leaseMillis) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(enqueueSql())) {
+            ps.setString(1, name);
+            ps.setString(2, owner);
+            bindLease(ps, 3, leaseMillis);
+            ps.executeUpdate();
+        }
+    }
+
+    /** Removes {@code owner}'s place in the line of {@code name}, if it has one. */
+    public void withdraw(Connection c, String name, String owner) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("DELETE FROM " + queue + " WHERE name = ? AND owner = ?")) {
+            ps.setString(1, name);
+            ps.setString(2, owner);
+            ps.executeUpdate();
+        }
+    }
+
+    /** Deletes the tickets that expired (their waiters died or left without withdrawing); returns how many. */
+    public int purgeTickets(Connection c) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("DELETE FROM " + queue + " WHERE expires_at <= " + nowSql())) {
+            return ps.executeUpdate();
+        }
     }
 
     /** The table's name. */
@@ -116,8 +222,19 @@ public abstract class LeaseTable {
         return null;
     }
 
-    /** One-step acquisition: takes the row if free or expired, with a fresh token; else reports the holder. */
-    public abstract AcquireResult tryAcquire(Connection c, String name, String owner, long leaseMillis) throws SQLException;
+    /** As {@link #tryAcquire(Connection, String, String, long, boolean)} for a caller that has no place in line. */
+    public AcquireResult tryAcquire(Connection c, String name, String owner, long leaseMillis) throws SQLException {
+        return tryAcquire(c, name, owner, leaseMillis, false);
+    }
+
+    /**
+     * One-step acquisition: takes the row if it is free or expired <em>and</em> no live waiter of another owner
+     * is ahead of {@code owner} in the line ({@link #aheadSql()}), with a fresh token, in one durable commit that
+     * also removes the caller's ticket ({@code ticketed}: the caller may have one); else reports the holder (a
+     * free row that the line keeps for someone else is reported with no remaining lease).
+     */
+    public abstract AcquireResult tryAcquire(Connection c, String name, String owner, long leaseMillis,
+                                             boolean ticketed) throws SQLException;
 
     /**
      * A read-only look at the row: the holder if it is held now, else null. Attempts look first, so that a

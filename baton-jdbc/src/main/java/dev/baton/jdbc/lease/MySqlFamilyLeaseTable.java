@@ -45,7 +45,14 @@ final class MySqlFamilyLeaseTable extends LeaseTable {
         super(table);
         this.mariadb = mariadb;
         this.tokenSource = mariadb ? table + "_token_seq" : table + "_token";
-        String take = "expires_at <= " + NOW;
+        // the row may be taken if it is free and nobody else is ahead in line: the line's condition names the
+        // row's own name and the caller (two parameters per use, bound by bindTakes; MariaDB refuses VALUES()
+        // inside a subquery)
+        String ahead = "EXISTS (SELECT 1 FROM " + queue + " o WHERE o.name = " + table + ".name"
+                + " AND o.owner <> ? AND o.expires_at > " + NOW
+                + " AND NOT EXISTS (SELECT 1 FROM " + queue + " m WHERE m.name = o.name AND m.owner = ?"
+                + " AND (m.enqueued_at < o.enqueued_at OR (m.enqueued_at = o.enqueued_at AND m.owner < o.owner))))";
+        String take = "(expires_at <= " + NOW + " AND NOT " + ahead + ")";
         String newToken = mariadb ? "NEXTVAL(" + tokenSource + ")" : "LAST_INSERT_ID()";
         String upsert = "INSERT INTO " + table + " (name, owner, token, acquired_at, expires_at)"
                 + " VALUES (?, ?, " + newToken + ", " + NOW + ", " + NOW + " + INTERVAL ? MICROSECOND)"
@@ -78,9 +85,54 @@ final class MySqlFamilyLeaseTable extends LeaseTable {
     }
 
     @Override
-    public AcquireResult tryAcquire(Connection c, String name, String owner, long leaseMillis) throws SQLException {
+    String nowSql() {
+        return NOW;
+    }
+
+    @Override
+    String nowPlusLeaseSql() {
+        return NOW + " + INTERVAL ? MICROSECOND";
+    }
+
+    @Override
+    void bindLease(PreparedStatement ps, int index, long leaseMillis) throws SQLException {
+        ps.setLong(index, leaseMillis * 1000);
+    }
+
+    @Override
+    String remainingSql(String column) {
+        return "TIMESTAMPDIFF(MICROSECOND, " + NOW + ", " + column + ")";
+    }
+
+    @Override
+    Duration remaining(long value) {
+        return Duration.of(value, ChronoUnit.MICROS);
+    }
+
+    @Override
+    String enqueueSql() {
+        return "INSERT INTO " + queue + " (name, owner, enqueued_at, expires_at) VALUES (?, ?, " + NOW + ", "
+                + nowPlusLeaseSql() + ") ON DUPLICATE KEY UPDATE expires_at = VALUES(expires_at)";
+    }
+
+    @Override
+    public AcquireResult tryAcquire(Connection c, String name, String owner, long leaseMillis, boolean ticketed)
+            throws SQLException {
         try {
-            return mariadb ? acquireMariaDb(c, name, owner, leaseMillis) : acquireMySql(c, name, owner, leaseMillis);
+            if (!mariadb) {
+                return acquireMySql(c, name, owner, leaseMillis);
+            }
+            if (!ticketed) {
+                return acquireMariaDb(c, name, owner, leaseMillis);
+            }
+            // the grant and the removal of the caller's ticket commit together: one durable commit
+            return inTransaction(c, () -> {
+                AcquireResult result = acquireMariaDb(c, name, owner, leaseMillis);
+                if (result instanceof AcquireResult.Granted) {
+                    withdraw(c, name, owner);
+                }
+                return result;
+            });
         } catch (SQLException e) {
             if (DialectTraits.of(dialect()).isSerializationFailure(e)) {
                 // InnoDB: concurrent upserts of a missing row can deadlock on its gap; the victim was rolled
@@ -97,6 +149,7 @@ final class MySqlFamilyLeaseTable extends LeaseTable {
             ps.setString(1, name);
             ps.setString(2, owner);
             ps.setLong(3, leaseMillis * 1000);
+            bindTakes(ps, owner);
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
                 String rowOwner = rs.getString(1);
@@ -122,6 +175,7 @@ final class MySqlFamilyLeaseTable extends LeaseTable {
                 ps.setString(1, name);
                 ps.setString(2, owner);
                 ps.setLong(3, leaseMillis * 1000);
+                bindTakes(ps, owner);
                 ps.executeUpdate();
             }
             AcquireResult result;
@@ -135,6 +189,36 @@ final class MySqlFamilyLeaseTable extends LeaseTable {
                             : busy(rs.getString(1), rs.getLong(2), rs.getLong(3));
                 }
             }
+            if (result instanceof AcquireResult.Granted) {
+                withdraw(c, name, owner); // the caller's ticket, if any, in the same commit
+            }
+            c.commit();
+            return result;
+        } catch (SQLException | RuntimeException e) {
+            c.rollback();
+            throw e;
+        } finally {
+            c.setAutoCommit(ac);
+        }
+    }
+
+    /** The caller, twice for each of the four conditional assignments of the upsert (from parameter 4). */
+    private static void bindTakes(PreparedStatement ps, String owner) throws SQLException {
+        for (int i = 0; i < 8; i++) {
+            ps.setString(4 + i, owner);
+        }
+    }
+
+    private interface TxWork {
+        AcquireResult run() throws SQLException;
+    }
+
+    /** Runs {@code work} in one transaction on {@code c}, restoring its auto-commit mode after. */
+    private static AcquireResult inTransaction(Connection c, TxWork work) throws SQLException {
+        boolean ac = c.getAutoCommit();
+        c.setAutoCommit(false);
+        try {
+            AcquireResult result = work.run();
             c.commit();
             return result;
         } catch (SQLException | RuntimeException e) {
@@ -232,7 +316,7 @@ final class MySqlFamilyLeaseTable extends LeaseTable {
 
     @Override
     public List<String> requiredObjects() {
-        return List.of(table, tokenSource, table + "_rw");
+        return List.of(table, tokenSource, table + "_rw", queue);
     }
 
     @Override

@@ -4,6 +4,7 @@ import dev.baton.LockInfo;
 import dev.baton.jdbc.Dialect;
 import dev.baton.jdbc.internal.LeaseKeys;
 import dev.baton.jdbc.internal.SqlClocks;
+import dev.baton.jdbc.internal.SqliteWrites;
 import dev.baton.spi.AcquireResult;
 import dev.baton.spi.LeaseKey;
 
@@ -26,8 +27,11 @@ import java.util.concurrent.locks.ReentrantLock;
  * the row may be taken, and read the row back if it could not.
  *
  * <p>SQLite's busy handler is not fair: a connection that writes in a tight loop can take the write lock
- * again and again while another sleeps between retries. Within one client, writes therefore take turns
- * on a fair lock first, so a burst of acquisitions cannot starve the client's own renewal.
+ * again and again while another sleeps between retries. Every write of the lease strategy (acquire, ticket,
+ * withdrawal, release, renewal) therefore takes the write lock by {@link SqliteWrites}, retrying after a pause of
+ * at most 1 ms instead of the busy handler's sleeps of up to 100 ms; and within one client, acquisitions,
+ * releases and renewals take turns on a fair lock first, so a burst of acquisitions cannot starve the client's
+ * own renewal.
  */
 final class SqliteLeaseTable extends LeaseTable {
     /** SQLite's clock in milliseconds since the epoch, as every SQLite statement of Baton reads it. */
@@ -58,7 +62,39 @@ final class SqliteLeaseTable extends LeaseTable {
     }
 
     @Override
-    public AcquireResult tryAcquire(Connection c, String name, String owner, long leaseMillis) throws SQLException {
+    String nowSql() {
+        return NOW;
+    }
+
+    @Override
+    String nowPlusLeaseSql() {
+        return NOW + " + ?";
+    }
+
+    @Override
+    void bindLease(PreparedStatement ps, int index, long leaseMillis) throws SQLException {
+        ps.setLong(index, leaseMillis);
+    }
+
+    @Override
+    String remainingSql(String column) {
+        return column + " - " + NOW;
+    }
+
+    @Override
+    Duration remaining(long value) {
+        return Duration.ofMillis(value);
+    }
+
+    @Override
+    String enqueueSql() {
+        return "INSERT INTO " + queue + " (name, owner, enqueued_at, expires_at) VALUES (?, ?, " + NOW + ", "
+                + nowPlusLeaseSql() + ") ON CONFLICT (name, owner) DO UPDATE SET expires_at = excluded.expires_at";
+    }
+
+    @Override
+    public AcquireResult tryAcquire(Connection c, String name, String owner, long leaseMillis, boolean ticketed)
+            throws SQLException {
         writeTurn.lock();
         try {
             return acquireWriting(c, name, owner, leaseMillis);
@@ -68,10 +104,7 @@ final class SqliteLeaseTable extends LeaseTable {
     }
 
     private AcquireResult acquireWriting(Connection c, String name, String owner, long leaseMillis) throws SQLException {
-        boolean ac = c.getAutoCommit();
-        c.setAutoCommit(false);
-        try {
-            AcquireResult result;
+        return SqliteWrites.inWriteTransaction(c, tx -> {
             try (PreparedStatement bump = c.prepareStatement("UPDATE " + counter + " SET value = value + 1 WHERE id = 1")) {
                 bump.executeUpdate();
             }
@@ -86,27 +119,39 @@ final class SqliteLeaseTable extends LeaseTable {
                     + " (name, owner, token, acquired_at, expires_at) VALUES (?, ?, ?, " + NOW + ", " + NOW + " + ?)"
                     + " ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, token = excluded.token,"
                     + " acquired_at = excluded.acquired_at, expires_at = excluded.expires_at"
-                    + " WHERE expires_at <= " + NOW)) {
+                    + " WHERE expires_at <= " + NOW + " AND NOT " + aheadSql())) {
                 ps.setString(1, name);
                 ps.setString(2, owner);
                 ps.setLong(3, token);
                 ps.setLong(4, leaseMillis);
+                bindAhead(ps, 5, name, owner);
                 changed = ps.executeUpdate();
             }
             if (changed > 0) {
-                result = new AcquireResult.Granted(token);
-            } else {
-                AcquireResult.Busy busy = readHolder(c, name);
-                result = busy != null ? busy : new AcquireResult.Busy(null, -1, null);
+                super.withdraw(c, name, owner); // the caller's ticket, if any, in the same commit
+                return new AcquireResult.Granted(token);
             }
-            c.commit();
-            return result;
-        } catch (SQLException | RuntimeException e) {
-            c.rollback();
-            throw e;
-        } finally {
-            c.setAutoCommit(ac);
-        }
+            AcquireResult.Busy busy = readHolder(c, name);
+            return busy != null ? busy : new AcquireResult.Busy(null, -1, null);
+        });
+    }
+
+    /** Takes or refreshes a place in line in a write transaction of its own ({@link SqliteWrites}). */
+    @Override
+    public void enqueue(Connection c, String name, String owner, long leaseMillis) throws SQLException {
+        SqliteWrites.inWriteTransaction(c, tx -> {
+            super.enqueue(c, name, owner, leaseMillis);
+            return null;
+        });
+    }
+
+    /** Leaves the line in a write transaction of its own ({@link SqliteWrites}). */
+    @Override
+    public void withdraw(Connection c, String name, String owner) throws SQLException {
+        SqliteWrites.inWriteTransaction(c, tx -> {
+            super.withdraw(c, name, owner);
+            return null;
+        });
     }
 
     @Override
@@ -136,12 +181,16 @@ final class SqliteLeaseTable extends LeaseTable {
     @Override
     public boolean release(Connection c, LeaseKey key) throws SQLException {
         writeTurn.lock();
-        try (PreparedStatement ps = c.prepareStatement("UPDATE " + table + " SET owner = NULL,"
-                + " expires_at = MIN(expires_at, " + NOW + ") WHERE name = ? AND owner = ? AND token = ?")) {
-            ps.setString(1, key.name());
-            ps.setString(2, key.owner());
-            ps.setLong(3, key.token());
-            return ps.executeUpdate() > 0;
+        try {
+            return SqliteWrites.inWriteTransaction(c, tx -> {
+                try (PreparedStatement ps = c.prepareStatement("UPDATE " + table + " SET owner = NULL,"
+                        + " expires_at = MIN(expires_at, " + NOW + ") WHERE name = ? AND owner = ? AND token = ?")) {
+                    ps.setString(1, key.name());
+                    ps.setString(2, key.owner());
+                    ps.setLong(3, key.token());
+                    return ps.executeUpdate() > 0;
+                }
+            });
         } finally {
             writeTurn.unlock();
         }
@@ -159,9 +208,7 @@ final class SqliteLeaseTable extends LeaseTable {
 
     private Set<LeaseKey> renewWriting(Connection c, List<LeaseKey> keys, long leaseMillis) throws SQLException {
         String predicate = LeaseKeys.predicate(keys.size());
-        boolean ac = c.getAutoCommit();
-        c.setAutoCommit(false);
-        try {
+        return SqliteWrites.inWriteTransaction(c, tx -> {
             int updated;
             try (PreparedStatement ps = c.prepareStatement("UPDATE " + table + " SET expires_at = " + NOW
                     + " + ? WHERE expires_at > " + NOW + " AND " + predicate)) {
@@ -183,14 +230,8 @@ final class SqliteLeaseTable extends LeaseTable {
                     }
                 }
             }
-            c.commit();
             return renewed;
-        } catch (SQLException | RuntimeException e) {
-            c.rollback();
-            throw e;
-        } finally {
-            c.setAutoCommit(ac);
-        }
+        });
     }
 
     @Override
@@ -218,7 +259,7 @@ final class SqliteLeaseTable extends LeaseTable {
 
     @Override
     public List<String> requiredObjects() {
-        return List.of(table, counter, table + "_rw");
+        return List.of(table, counter, table + "_rw", queue);
     }
 
     @Override

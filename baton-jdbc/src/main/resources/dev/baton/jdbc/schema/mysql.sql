@@ -29,3 +29,14 @@ CREATE TABLE IF NOT EXISTS baton_locks_rw (
     expires_at  DATETIME(6)     NOT NULL COMMENT 'UTC',
     PRIMARY KEY (name, owner)
 ) ENGINE = InnoDB;
+
+-- The line of waiters for plain (exclusive) leases: one ticket per waiting owner. A free lock goes to the
+-- earliest live ticket (enqueued_at, then owner); a ticket lives one lease of its waiter past its last
+-- attempt, so a dead waiter never holds the line back longer than that.
+CREATE TABLE IF NOT EXISTS baton_locks_queue (
+    name        VARBINARY(2048) NOT NULL,
+    owner       VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
+    enqueued_at DATETIME(6)     NOT NULL COMMENT 'UTC',
+    expires_at  DATETIME(6)     NOT NULL COMMENT 'UTC',
+    PRIMARY KEY (name, owner)
+) ENGINE = InnoDB;

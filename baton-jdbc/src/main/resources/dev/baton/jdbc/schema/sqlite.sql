@@ -27,3 +27,14 @@ CREATE TABLE IF NOT EXISTS baton_locks_rw (
     expires_at  INTEGER NOT NULL,
     PRIMARY KEY (name, owner)
 );
+
+-- The line of waiters for plain (exclusive) leases: one ticket per waiting owner. A free lock goes to the
+-- earliest live ticket (enqueued_at, then owner); a ticket lives one lease of its waiter past its last
+-- attempt, so a dead waiter never holds the line back longer than that.
+CREATE TABLE IF NOT EXISTS baton_locks_queue (
+    name        TEXT    NOT NULL,
+    owner       TEXT    NOT NULL,
+    enqueued_at INTEGER NOT NULL,
+    expires_at  INTEGER NOT NULL,
+    PRIMARY KEY (name, owner)
+);
