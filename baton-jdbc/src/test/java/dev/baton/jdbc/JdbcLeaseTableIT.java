@@ -16,6 +16,7 @@ import org.postgresql.ds.PGSimpleDataSource;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
@@ -153,6 +154,92 @@ class JdbcLeaseTableIT {
             }
             assertThat(b.lock(name).tryAcquire()).as("the release was committed").isPresent().get()
                     .satisfies(Lease::close);
+        }
+    }
+
+    /**
+     * Regression (issue 13, found by {@code baton check --profile standard}, MariaDB × partition): a waiter's grant
+     * and the removal of its ticket ran in one transaction, so a client cut off (or stalled) between the two kept the
+     * lease row locked on the server; every other client's attempt on the lock then waited on that row lock — in
+     * the checker, until its socket timed out ("Socket error", 08000) on a worker no fault had touched: the grant's
+     * upsert reads the line inside a write, so InnoDB (REPEATABLE READ) keeps next-key locks on the line's index, and
+     * a new ticket for the lock waits for them. Here the grantee stalls for 3 s before it removes its ticket; another
+     * client's 300 ms wait (which takes a ticket) must time out after its 300 ms, not after the stall.
+     */
+    @Test
+    void aGranteeStalledBeforeItRemovesItsTicketKeepsNoRowLockedForOthers() throws Exception {
+        String name = unique("stalled-grant");
+        long stallMillis = 3_000;
+        java.util.concurrent.atomic.AtomicBoolean armed = new java.util.concurrent.atomic.AtomicBoolean();
+        try (var direct = pool(MariaDbFixture.ADMIN_URL, true, null); var other = pool(MariaDbFixture.ADMIN_URL, true, null)) {
+            javax.sql.DataSource stalling = stallingBefore(direct, "DELETE FROM baton_locks_queue", armed, stallMillis);
+            ExecutorService pool = Executors.newFixedThreadPool(1);
+            try (JdbcLockClient holder = JdbcLocks.builder(other).createTableIfMissing().build();
+                 JdbcLockClient grantee = JdbcLocks.builder(stalling).build();
+                 JdbcLockClient third = JdbcLocks.builder(other).build()) {
+                Lease held = holder.lock(name).acquire(Duration.ofSeconds(5));
+                Future<Lease> waiting = pool.submit(() -> grantee.lock(name).acquire(Duration.ofSeconds(30)));
+                await().atMost(Duration.ofSeconds(10)).until(() -> ticketsOn(other, name) == 1);
+                armed.set(true); // the grantee's next removal of its ticket stalls
+                held.close();
+                await().atMost(Duration.ofSeconds(10)).until(() -> stalledSince.get() != 0);
+                long asked = System.nanoTime();
+                assertThatThrownBy(() -> third.lock(name).acquire(Duration.ofMillis(300)))
+                        .as("the lock went to the waiter in line").isInstanceOf(dev.baton.LockTimeoutException.class);
+                long answered = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - asked);
+                assertThat(answered).as("a 300 ms wait (which takes a place in line) while the grantee stalls %d ms"
+                        + " after its grant", stallMillis).isLessThan(stallMillis / 2);
+                waiting.get(30, TimeUnit.SECONDS).close();
+            } finally {
+                pool.shutdownNow();
+            }
+        }
+    }
+
+    /** When the stalling data source's statement began its stall (nanoTime), or 0. */
+    private final java.util.concurrent.atomic.AtomicLong stalledSince = new java.util.concurrent.atomic.AtomicLong();
+
+    /**
+     * {@code raw}, except that while {@code armed}, the first statement whose SQL starts with {@code prefix} waits
+     * {@code millis} before it is prepared (then disarms).
+     */
+    private javax.sql.DataSource stallingBefore(javax.sql.DataSource raw, String prefix,
+                                                java.util.concurrent.atomic.AtomicBoolean armed, long millis) {
+        return (javax.sql.DataSource) java.lang.reflect.Proxy.newProxyInstance(getClass().getClassLoader(),
+                new Class<?>[] {javax.sql.DataSource.class}, (p, m, args) -> {
+                    Object result = invoke(raw, m, args);
+                    if (!m.getName().equals("getConnection")) {
+                        return result;
+                    }
+                    Connection c = (Connection) result;
+                    return java.lang.reflect.Proxy.newProxyInstance(getClass().getClassLoader(),
+                            new Class<?>[] {Connection.class}, (cp, cm, cargs) -> {
+                                if (cm.getName().equals("prepareStatement") && cargs[0] instanceof String sql
+                                        && sql.startsWith(prefix) && armed.compareAndSet(true, false)) {
+                                    stalledSince.set(System.nanoTime());
+                                    Thread.sleep(millis);
+                                }
+                                return invoke(c, cm, cargs);
+                            });
+                });
+    }
+
+    private static Object invoke(Object target, java.lang.reflect.Method m, Object[] args) throws Throwable {
+        try {
+            return m.invoke(target, args);
+        } catch (java.lang.reflect.InvocationTargetException e) {
+            throw e.getCause();
+        }
+    }
+
+    private static int ticketsOn(javax.sql.DataSource ds, String name) throws SQLException {
+        try (Connection c = ds.getConnection();
+             PreparedStatement ps = c.prepareStatement("SELECT COUNT(*) FROM baton_locks_queue WHERE name = ?")) {
+            ps.setString(1, name);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getInt(1);
+            }
         }
     }
 

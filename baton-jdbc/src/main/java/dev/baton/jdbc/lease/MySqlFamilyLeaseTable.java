@@ -7,6 +7,8 @@ import dev.baton.jdbc.internal.LeaseKeys;
 import dev.baton.jdbc.internal.SqlClocks;
 import dev.baton.spi.AcquireResult;
 import dev.baton.spi.LeaseKey;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import java.nio.charset.StandardCharsets;
 import java.sql.Connection;
@@ -33,8 +35,12 @@ import java.util.Set;
  * {@code RETURNING} gives the row to winner and loser. MySQL: no sequences and no {@code RETURNING}, so one
  * transaction: bump a counter row ({@code LAST_INSERT_ID(value + 1)}, holding the counter's row lock to
  * commit), upsert with that token, read the row back.
+ *
+ * <p>A waiter granted the lock out of the line removes its ticket in a statement of its own after the grant
+ * (MariaDB), or in the grant's short transaction (MySQL, whose grant is a transaction anyway).
  */
 final class MySqlFamilyLeaseTable extends LeaseTable {
+    private static final Logger LOG = LoggerFactory.getLogger(MySqlFamilyLeaseTable.class);
     /** The MySQL-family clock, as every MySQL/MariaDB statement of Baton reads it: UTC, whatever the session time zone. */
     static final String NOW = SqlClocks.MYSQL_NOW;
     private final boolean mariadb;
@@ -122,17 +128,14 @@ final class MySqlFamilyLeaseTable extends LeaseTable {
             if (!mariadb) {
                 return acquireMySql(c, name, owner, leaseMillis);
             }
-            if (!ticketed) {
-                return acquireMariaDb(c, name, owner, leaseMillis);
+            // the grant is one statement in auto-commit: its row and next-key locks end with it. (In one
+            // transaction with the removal of the caller's ticket, a grantee cut off between the two kept them, and
+            // every other client's new ticket for the lock waited on them: JdbcLeaseTableIT.aGranteeStalled…)
+            AcquireResult result = acquireMariaDb(c, name, owner, leaseMillis);
+            if (ticketed && result instanceof AcquireResult.Granted) {
+                removeTicketOfGrantee(c, name, owner);
             }
-            // the grant and the removal of the caller's ticket commit together: one durable commit
-            return inTransaction(c, () -> {
-                AcquireResult result = acquireMariaDb(c, name, owner, leaseMillis);
-                if (result instanceof AcquireResult.Granted) {
-                    withdraw(c, name, owner);
-                }
-                return result;
-            });
+            return result;
         } catch (SQLException e) {
             if (DialectTraits.of(dialect()).isSerializationFailure(e)) {
                 // InnoDB: concurrent upserts of a missing row can deadlock on its gap; the victim was rolled
@@ -140,6 +143,20 @@ final class MySqlFamilyLeaseTable extends LeaseTable {
                 return new AcquireResult.Busy(null, -1, null);
             }
             throw e;
+        }
+    }
+
+    /**
+     * Removes the ticket of a waiter that was just granted the lock, in a statement of its own. The grant stands if
+     * this fails (the connection broke, say): the ticket then ends like a dead waiter's, one lease after its last
+     * refresh, and until then it keeps the lock for its owner after the release.
+     */
+    private void removeTicketOfGrantee(Connection c, String name, String owner) {
+        try {
+            withdraw(c, name, owner);
+        } catch (SQLException e) {
+            LOG.warn("granted '{}' to {}, but could not remove its ticket from the line ({}); it expires within one"
+                    + " lease", name, owner, e.getMessage());
         }
     }
 
@@ -206,26 +223,6 @@ final class MySqlFamilyLeaseTable extends LeaseTable {
     private static void bindTakes(PreparedStatement ps, String owner) throws SQLException {
         for (int i = 0; i < 8; i++) {
             ps.setString(4 + i, owner);
-        }
-    }
-
-    private interface TxWork {
-        AcquireResult run() throws SQLException;
-    }
-
-    /** Runs {@code work} in one transaction on {@code c}, restoring its auto-commit mode after. */
-    private static AcquireResult inTransaction(Connection c, TxWork work) throws SQLException {
-        boolean ac = c.getAutoCommit();
-        c.setAutoCommit(false);
-        try {
-            AcquireResult result = work.run();
-            c.commit();
-            return result;
-        } catch (SQLException | RuntimeException e) {
-            c.rollback();
-            throw e;
-        } finally {
-            c.setAutoCommit(ac);
         }
     }
 
