@@ -74,4 +74,62 @@ class PostgresNotificationIT {
             assertThat(ms).as("woken by NOTIFY on the re-established LISTEN").isLessThanOrEqualTo(1000);
         }
     }
+
+    /**
+     * A release's notice names the earliest waiter in the lock's line, so only that waiter's client wakes it (the
+     * others keep their park): checked on the notices a plain LISTEN session receives, in the order of the line.
+     */
+    @Test
+    void aReleaseNamesTheNextWaiterInLineInItsNotice() throws Exception {
+        ClientConfig slow = new ClientConfig(Duration.ofSeconds(60), Duration.ofSeconds(30));
+        String name = "turn-" + System.nanoTime();
+        String channel = "baton_contract_released";
+        try (Connection listen = fixture.admin(); LockClient holder = fixture.newClient(slow);
+             LockClient first = fixture.newClient(slow); LockClient second = fixture.newClient(slow)) {
+            try (var st = listen.createStatement()) {
+                st.execute("LISTEN " + channel);
+            }
+            Lease held = holder.lock(name).acquire(Duration.ofSeconds(5));
+            CompletableFuture<Lease> one = CompletableFuture.supplyAsync(() -> first.lock(name).acquire(Duration.ofSeconds(50)));
+            await().atMost(Duration.ofSeconds(10)).until(() -> waiting(name) == 1);
+            CompletableFuture<Lease> two = CompletableFuture.supplyAsync(() -> second.lock(name).acquire(Duration.ofSeconds(50)));
+            await().atMost(Duration.ofSeconds(10)).until(() -> waiting(name) == 2);
+            held.close();
+            Lease firstLease = one.get(20, TimeUnit.SECONDS);
+            String firstOwner = firstLease.holderId();
+            firstLease.close();
+            Lease secondLease = two.get(20, TimeUnit.SECONDS);
+            String secondOwner = secondLease.holderId();
+            secondLease.close();
+            java.util.List<String> notices = new java.util.ArrayList<>();
+            org.postgresql.PGConnection pg = listen.unwrap(org.postgresql.PGConnection.class);
+            await().atMost(Duration.ofSeconds(10)).until(() -> {
+                org.postgresql.PGNotification[] got = pg.getNotifications(100);
+                if (got != null) {
+                    for (org.postgresql.PGNotification n : got) {
+                        if (n.getParameter().endsWith(name)) {
+                            notices.add(n.getParameter());
+                        }
+                    }
+                }
+                return notices.size() >= 3;
+            });
+            assertThat(notices).containsExactly(
+                    firstOwner.length() + ":" + firstOwner + name,
+                    secondOwner.length() + ":" + secondOwner + name,
+                    ":" + name);
+        }
+    }
+
+    /** Live tickets in the line of {@code name}. */
+    private int waiting(String name) throws Exception {
+        try (Connection c = fixture.admin(); PreparedStatement ps = c.prepareStatement(
+                "SELECT count(*) FROM baton_contract_queue WHERE name = ? AND expires_at > now()")) {
+            ps.setString(1, name);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getInt(1);
+            }
+        }
+    }
 }

@@ -20,7 +20,7 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * One {@code LISTEN} connection per client, on its own daemon thread. Each release notification wakes the
- * waiters for that name. If the connection drops, the thread reconnects with capped exponential backoff
+ * waiter it names as next in the lock's line, or every waiter for that name ({@link ReleaseNotice}). If the connection drops, the thread reconnects with capped exponential backoff
  * and tells the core to resynchronise (notifications sent meanwhile are lost, so every waiter retries);
  * until then waiters fall back to their bounded backoff poll. A {@code SELECT 1} every 5 s under a network
  * timeout notices a half-open connection that would otherwise just stay silent.
@@ -119,7 +119,7 @@ public final class PgReleaseListener implements AutoCloseable {
                     PGNotification[] notes = pg.getNotifications(POLL_MILLIS);
                     if (notes != null) {
                         for (PGNotification n : notes) {
-                            listener.released(n.getParameter());
+                            ReleaseNotice.deliver(n.getParameter(), listener);
                         }
                     }
                     if (c.isClosed()) {

@@ -21,7 +21,8 @@ import java.util.Set;
  * PostgreSQL: acquisition is one statement. The upsert takes a free or expired row (drawing a fresh token
  * from the sequence <em>after</em> the row lock is held, so a grant's token is greater than that of every
  * grant committed before it); when it takes nothing, the same statement returns the holder's row.
- * Release notifies {@code LISTEN}ers on the table's channel, in the same statement.
+ * Release notifies {@code LISTEN}ers on the table's channel, in the same statement, naming the head of the lock's
+ * line ({@link ReleaseNotice}), so that only the waiter whose turn it is wakes.
  */
 final class PostgresLeaseTable extends LeaseTable {
     private final String sequence;
@@ -50,7 +51,7 @@ final class PostgresLeaseTable extends LeaseTable {
         this.releaseSql = "WITH released AS ("
                 + " UPDATE " + table + " SET owner = NULL, expires_at = LEAST(expires_at, now())"
                 + " WHERE name = ? AND owner = ? AND token = ? RETURNING name)"
-                + " SELECT pg_notify(?, name) FROM released";
+                + " SELECT pg_notify(?, " + ReleaseNotice.namingTheHeadSql(queue, "r.name") + ") FROM released r";
         this.renewSql = "UPDATE " + table + " AS t SET expires_at = now() + make_interval(secs => ?)"
                 + " FROM unnest(?::text[], ?::text[], ?::bigint[]) AS r(name, owner, token)"
                 + " WHERE t.name = r.name AND t.owner = r.owner AND t.token = r.token AND t.expires_at > now()"

@@ -1,5 +1,7 @@
 package dev.baton.jdbc.readwrite;
 
+import dev.baton.jdbc.lease.ReleaseNotice;
+
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -71,7 +73,7 @@ final class PostgresReadWriteStatements extends ReadWriteStatements {
         }
         try (PreparedStatement ps = c.prepareStatement("SELECT pg_notify(?, ?)")) {
             ps.setString(1, channel);
-            ps.setString(2, name);
+            ps.setString(2, ReleaseNotice.toEveryone(name));
             ps.execute();
         }
     }

@@ -3,6 +3,8 @@ package dev.baton.jdbc.scheduled;
 import dev.baton.jdbc.Dialect;
 import dev.baton.jdbc.internal.SqlClocks;
 
+import dev.baton.jdbc.lease.ReleaseNotice;
+
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -53,7 +55,7 @@ abstract class ScheduledStatements {
             this.channel = channel;
             this.sql = "WITH kept AS (UPDATE " + table + " SET expires_at = GREATEST(now(), acquired_at"
                     + " + make_interval(secs => ?))" + MATCH + " RETURNING name, expires_at <= now() AS freed),"
-                    + " woken AS (SELECT pg_notify(?, name) FROM kept WHERE freed)"
+                    + " woken AS (SELECT pg_notify(?, " + ReleaseNotice.toEveryoneSql("name") + ") FROM kept WHERE freed)"
                     + " SELECT (SELECT count(*) FROM kept), (SELECT count(*) FROM woken)";
         }
 
