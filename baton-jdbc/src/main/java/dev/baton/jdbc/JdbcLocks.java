@@ -238,7 +238,10 @@ public final class JdbcLocks {
                 throw new LockBackendException("jdbc-lease", "cannot connect to build the lock client: "
                         + se.getMessage() + " (SQL state " + se.getSQLState() + ")", se);
             }
-            JdbcLeaseBackend leaseBackend = JdbcLeaseBackend.create(dataSource, table, listenOn(table, settings));
+            Boolean mainPooled = table.releaseChannel() != null && strategy == Strategy.LEASE
+                    ? throughPooler(dataSource, "") : null;
+            JdbcLeaseBackend leaseBackend = JdbcLeaseBackend.create(dataSource, table,
+                    listenOn(table, settings, mainPooled), Boolean.FALSE.equals(mainPooled));
             LockBackend backend = strategy == Strategy.LEASE ? leaseBackend
                     : SessionLockBackend.create(dataSource, sessionStatements, new SessionLockBackend.SessionOptions(
                             keepaliveIdle, keepaliveInterval, keepaliveCount, settings.renewInterval()));
@@ -280,7 +283,19 @@ public final class JdbcLocks {
          * the releases to other applications' connections — in which case none, and waiters in other clients
          * poll.
          */
-        private DataSource listenOn(LeaseTable table, ClientSettings settings) {
+        /** Whether {@code ds} reaches PostgreSQL through a pooler ({@link PgReleaseListener#throughPooler}). */
+        private static boolean throughPooler(DataSource ds, String which) {
+            try {
+                return PgReleaseListener.throughPooler(ds);
+            } catch (SQLException e) {
+                throw new LockBackendException("jdbc-lease/postgresql", "cannot check whether the " + which
+                        + "data source passes through a pooler: " + e.getMessage() + " (SQL state " + e.getSQLState()
+                        + ")", e);
+            }
+        }
+
+        /** @param mainPooled whether the main data source passes through a pooler (PostgreSQL lease strategy), else null */
+        private DataSource listenOn(LeaseTable table, ClientSettings settings, Boolean mainPooled) {
             Dialect chosen = table.dialect();
             boolean listens = table.releaseChannel() != null && strategy == Strategy.LEASE;
             if (notificationDataSource != null && !listens) {
@@ -292,14 +307,7 @@ public final class JdbcLocks {
                 return null;
             }
             DataSource candidate = notificationDataSource != null ? notificationDataSource : dataSource;
-            boolean pooled;
-            try {
-                pooled = PgReleaseListener.throughPooler(candidate);
-            } catch (SQLException e) {
-                throw new LockBackendException("jdbc-lease/postgresql", "cannot check whether the "
-                        + (candidate == dataSource ? "" : "notification ") + "data source passes through a pooler: "
-                        + e.getMessage() + " (SQL state " + e.getSQLState() + ")", e);
-            }
+            boolean pooled = candidate == dataSource ? mainPooled : throughPooler(candidate, "notification ");
             if (!pooled) {
                 return candidate;
             }

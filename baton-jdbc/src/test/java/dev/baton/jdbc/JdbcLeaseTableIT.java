@@ -243,6 +243,32 @@ class JdbcLeaseTableIT {
         }
     }
 
+    /**
+     * On a connection that reaches PostgreSQL directly the lease strategy's statements are prepared by name (the
+     * driver's cache, after {@code prepareThreshold} uses), so the server stops parsing and planning the grant on
+     * every call; through a pooler they stay one-shot ({@code PgBouncerIT}). Seen on the one pooled connection the client's statements use.
+     */
+    @Test
+    void onADirectPostgresConnectionTheGrantIsPreparedOnceNotPlannedOnEveryCall() throws SQLException {
+        String name = unique("prepared");
+        com.zaxxer.hikari.HikariConfig hc = new com.zaxxer.hikari.HikariConfig();
+        hc.setJdbcUrl(PostgresFixture.ADMIN_URL);
+        hc.setMaximumPoolSize(2); // one for the client's LISTEN, one for its statements
+        try (var two = new com.zaxxer.hikari.HikariDataSource(hc);
+             JdbcLockClient locks = JdbcLocks.builder(two).createTableIfMissing().build()) {
+            for (int i = 0; i < 10; i++) {
+                locks.lock(name).acquire(Duration.ofSeconds(5)).close();
+            }
+            try (Connection c = two.getConnection(); Statement st = c.createStatement();
+                 ResultSet rs = st.executeQuery("SELECT count(*) FROM pg_prepared_statements"
+                         + " WHERE statement LIKE 'WITH granted AS%' AND NOT from_sql")) {
+                rs.next();
+                assertThat(rs.getInt(1)).as("named prepared grant statements on the session the client's statements"
+                        + " used").isEqualTo(1);
+            }
+        }
+    }
+
     /** Regression: under REPEATABLE READ a contended PostgreSQL upsert failed with 40001 instead of waiting. */
     @Test
     void aPostgresPoolDefaultingToRepeatableReadStillExcludes() throws Exception {

@@ -15,15 +15,31 @@ import java.util.List;
  * {@link #of(Dialect)}.
  */
 public abstract class DialectTraits {
-    private static final DialectTraits POSTGRES = new DialectTraits() {
+    private static final DialectTraits POSTGRES = new Postgres(true);
+    private static final DialectTraits POSTGRES_DIRECT = new Postgres(false);
+
+    /**
+     * PostgreSQL: statements one-shot ({@code oneShot}) unless the client's connections were found to reach the
+     * server directly, where the driver's named prepared statements (after {@code prepareThreshold} uses of one SQL
+     * text on a connection) save the server parsing and planning every statement again.
+     */
+    private static final class Postgres extends DialectTraits {
+        private final boolean oneShot;
+
+        private Postgres(boolean oneShot) {
+            this.oneShot = oneShot;
+        }
+
         @Override
         public int oneShotStatements(Connection c) throws SQLException {
-            return PgStatements.oneShot(c);
+            return oneShot ? PgStatements.oneShot(c) : 0;
         }
 
         @Override
         public void restoreStatements(Connection c, int previous) throws SQLException {
-            PgStatements.restore(c, previous);
+            if (oneShot) {
+                PgStatements.restore(c, previous);
+            }
         }
 
         @Override
@@ -52,7 +68,8 @@ public abstract class DialectTraits {
                 c.setAutoCommit(ac);
             }
         }
-    };
+    }
+
     private static final DialectTraits MYSQL_FAMILY = new DialectTraits() {
         @Override
         public boolean isSerializationFailure(SQLException e) {
@@ -71,8 +88,22 @@ public abstract class DialectTraits {
     private DialectTraits() {
     }
 
-    /** The traits of a dialect: the one place the plumbing looks at it. */
+    /**
+     * The traits of a dialect for connections that may pass through a pooler: on PostgreSQL, one-shot statements.
+     * The one place the plumbing looks at the dialect.
+     */
     public static DialectTraits of(Dialect dialect) {
+        return of(dialect, false);
+    }
+
+    /**
+     * The traits of a dialect; {@code direct}: the client's connections were found to reach a PostgreSQL server
+     * without a pooler between (the login's process id is the session's), so statements may be prepared by name.
+     */
+    public static DialectTraits of(Dialect dialect, boolean direct) {
+        if (dialect == Dialect.POSTGRESQL && direct) {
+            return POSTGRES_DIRECT;
+        }
         return switch (dialect) {
             case POSTGRESQL -> POSTGRES;
             case MARIADB, MYSQL -> MYSQL_FAMILY;

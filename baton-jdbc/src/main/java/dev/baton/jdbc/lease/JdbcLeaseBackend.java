@@ -82,11 +82,11 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
      * @param notifications where the PostgreSQL release listener {@code LISTEN}s (the main data source, or a
      *                      direct one the user gave), or null for none: waiters in other clients then poll
      */
-    private JdbcLeaseBackend(DataSource dataSource, LeaseTable table, DataSource notifications) {
+    private JdbcLeaseBackend(DataSource dataSource, LeaseTable table, DataSource notifications, boolean direct) {
         this.dataSource = dataSource;
         this.notifications = notifications;
         this.table = table;
-        this.traits = DialectTraits.of(table.dialect());
+        this.traits = DialectTraits.of(table.dialect(), direct);
         this.rwTable = ReadWriteTable.of(table.dialect(), table.table);
         this.description = "jdbc-lease/" + table.dialect().id() + " (table " + table.table + ")";
     }
@@ -98,15 +98,26 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
      * @param notifications where the PostgreSQL release listener {@code LISTEN}s, or null for none
      */
     public static JdbcLeaseBackend create(DataSource dataSource, LeaseTable table, DataSource notifications) {
+        return create(dataSource, table, notifications, false);
+    }
+
+    /**
+     * As {@link #create(DataSource, LeaseTable, DataSource)}; {@code direct}: {@code dataSource} was found to reach
+     * PostgreSQL without a pooler, so statements are left to the driver's prepared-statement cache instead of being
+     * parsed and planned by the server on every call (the grant is a CTE whose planning cost most of an
+     * uncontended acquire: parse 0.3–0.7 ms, bind 0.5 ms, execute 0.2 ms on this project's machines).
+     */
+    public static JdbcLeaseBackend create(DataSource dataSource, LeaseTable table, DataSource notifications,
+                                          boolean direct) {
         return notifications != null && table.releaseChannel() != null
-                ? new Notifying(dataSource, table, notifications)
-                : new JdbcLeaseBackend(dataSource, table, null);
+                ? new Notifying(dataSource, table, notifications, direct)
+                : new JdbcLeaseBackend(dataSource, table, null, direct);
     }
 
     /** The lease backend on PostgreSQL with a listener connection: releases wake waiters in other clients. */
     public static final class Notifying extends JdbcLeaseBackend implements NotifiesReleases {
-        private Notifying(DataSource dataSource, LeaseTable table, DataSource notifications) {
-            super(dataSource, table, notifications);
+        private Notifying(DataSource dataSource, LeaseTable table, DataSource notifications, boolean direct) {
+            super(dataSource, table, notifications, direct);
         }
 
         @Override
