@@ -276,13 +276,6 @@ public final class JdbcLocks {
             }
         }
 
-        /**
-         * Where the PostgreSQL lease strategy {@code LISTEN}s for releases: the notification data source if one
-         * was given (refused if it passes through a pooler), else the main one unless it passes through a
-         * pooler — there {@code LISTEN} would stay on whichever server session the pooler lent, and deliver
-         * the releases to other applications' connections — in which case none, and waiters in other clients
-         * poll.
-         */
         /** Whether {@code ds} reaches PostgreSQL through a pooler ({@link PgReleaseListener#throughPooler}). */
         private static boolean throughPooler(DataSource ds, String which) {
             try {
@@ -294,7 +287,15 @@ public final class JdbcLocks {
             }
         }
 
-        /** @param mainPooled whether the main data source passes through a pooler (PostgreSQL lease strategy), else null */
+        /**
+         * Where the PostgreSQL lease strategy {@code LISTEN}s for releases: the notification data source if one
+         * was given (refused if it passes through a pooler), else the main one unless it passes through a
+         * pooler — there {@code LISTEN} would stay on whichever server session the pooler lent, and deliver
+         * the releases to other applications' connections — in which case none, and waiters in other clients
+         * poll.
+         *
+         * @param mainPooled whether the main data source passes through a pooler (PostgreSQL lease strategy), else null
+         */
         private DataSource listenOn(LeaseTable table, ClientSettings settings, Boolean mainPooled) {
             Dialect chosen = table.dialect();
             boolean listens = table.releaseChannel() != null && strategy == Strategy.LEASE;
