@@ -2,6 +2,7 @@ package dev.baton.checker;
 
 import dev.baton.testkit.TestServers;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.CleanupMode;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.PrintWriter;
@@ -20,7 +21,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * resumed — likely the paused process holding SQLite's file write lock; see docs/CHECKER.md.)
  */
 class QuickProfileIT {
-    @TempDir
+    /** Kept when a test fails (its event logs are the evidence; the path is in the printed command line). */
+    @TempDir(cleanup = CleanupMode.ON_SUCCESS)
     Path dir;
 
     private void check(String url, String faults) {
