@@ -506,6 +506,10 @@ public final class CoreLockClient implements LockClient {
 
     /** Drops one hold; on the last one, releases on the backend and wakes local waiters. */
     void dropHold(Hold hold) {
+        if (hold.state() == Hold.State.HELD && now() - hold.deadlineNanos() >= 0) {
+            // past its deadline before the watchdog looked: lost all the same, and its listeners run once
+            hold.markLost(deadlineReason(), null);
+        }
         Hold.State before = hold.state();
         if (!hold.dropHold()) {
             return;
@@ -569,8 +573,9 @@ public final class CoreLockClient implements LockClient {
                 if (renewed.contains(h.key)) {
                     h.extendDeadline(deadline);
                 } else if (h.state() == Hold.State.HELD) {
-                    h.markLost("the server no longer shows this grant (it expired there or was taken over)",
-                            null);
+                    // an answer that came after the deadline: the lease had lapsed here first (isValid() was false)
+                    h.markLost(now() - h.deadlineNanos() >= 0 ? deadlineReason()
+                            : "the server no longer shows this grant (it expired there or was taken over)", null);
                 }
             }
         } catch (RuntimeException e) {
@@ -663,14 +668,18 @@ public final class CoreLockClient implements LockClient {
         return false;
     }
 
+    /** Why a lease whose local deadline passed is lost, whoever noticed: the watchdog, a release or a renewal. */
+    private String deadlineReason() {
+        return "no successful renewal before its deadline (lease time " + settings.leaseTime().toMillis() + " ms)";
+    }
+
     /** Marks leases lost once their conservative deadline has passed. Runs on the watchdog thread. */
     private void expireOverdue() {
         try {
             long now = now();
             for (Hold h : holds.values()) {
                 if (h.state() == Hold.State.HELD && now - h.deadlineNanos() >= 0) {
-                    h.markLost("no successful renewal before its deadline (lease time "
-                            + settings.leaseTime().toMillis() + " ms)", null);
+                    h.markLost(deadlineReason(), null);
                 }
             }
         } catch (RuntimeException e) {
