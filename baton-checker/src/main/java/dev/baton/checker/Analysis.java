@@ -715,7 +715,8 @@ final class Analysis {
                         continue;
                     }
                     boolean explained = faultsThatStall && (faulted(a, from, to) || faulted(b, from, to));
-                    if (!explained && to == a.lostT && lateDeadlineNotice(a.lostMsg, to - from, spec.leaseTime(), spec.margin())) {
+                    if (!explained && endedByDeadlineNotice(a, to)
+                            && lateDeadlineNotice(a.lostMsg, to - from, spec.leaseTime(), spec.margin())) {
                         lateNotices++;
                         explained = true;
                     }
@@ -756,6 +757,16 @@ final class Analysis {
                 Math.min(lease.toNanos() / 20, java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(250)));
         long bound = Math.min(margin.toNanos(), tick + NOTICE_SCHEDULING.toNanos());
         return lostMsg != null && lostMsg.contains("no successful renewal before its deadline") && overlapNanos <= bound;
+    }
+
+    /**
+     * Whether {@code a}'s belief ended at {@code to} with the core's notice of a lost lease: the notice itself, or a
+     * release during which the core found the deadline already passed and reported the loss (its listeners run on
+     * the releasing thread, so the worker logs the release's invoke first, then the notice, then the release's
+     * outcome).
+     */
+    static boolean endedByDeadlineNotice(Attempt a, long to) {
+        return to == a.lostT || (to == a.releaseT && a.lostT != Long.MAX_VALUE && a.lostT <= a.releaseOutT);
     }
 
     /** What a loaded machine may add to a lost notice beyond the watchdog's tick (thread scheduling, the log write). */

@@ -40,4 +40,32 @@ class LateLostNoticeTest {
         assertThat(Analysis.lateDeadlineNotice(DEADLINE, Duration.ofMillis(60).toNanos(), LEASE, Duration.ofMillis(50)))
                 .isFalse();
     }
+
+    /**
+     * Seen in CI (QuickProfileIT, Redis × session-kill, lease 1 s): "w3.0.11 (token …592) and w1.0.10 (token …593)
+     * both believed they held it for 5 ms". A holder whose renewals failed for a whole lease released it a few ms
+     * after its deadline, before the watchdog's tick; the core now reports that loss during the release (its
+     * listeners run on the releasing thread), so the worker's log reads: release invoked, lost, release done.
+     */
+    @Test
+    void aReleaseDuringWhichTheCoreReportedTheDeadlineEndsTheBeliefWithThatNotice() {
+        Analysis.Attempt a = new Analysis.Attempt();
+        a.releaseT = 1_000;
+        a.lostT = 1_002;
+        a.releaseOutT = 1_010;
+        assertThat(Analysis.endedByDeadlineNotice(a, a.beliefEnd())).isTrue();
+    }
+
+    @Test
+    void aReleaseWithoutALostNoticeOrWithANoticeAfterItIsNotANotice() {
+        Analysis.Attempt quiet = new Analysis.Attempt();
+        quiet.releaseT = 1_000;
+        quiet.releaseOutT = 1_010;
+        assertThat(Analysis.endedByDeadlineNotice(quiet, quiet.beliefEnd())).isFalse();
+        Analysis.Attempt later = new Analysis.Attempt();
+        later.releaseT = 1_000;
+        later.releaseOutT = 1_010;
+        later.lostT = 1_020; // heard after the release had finished: not what the release found
+        assertThat(Analysis.endedByDeadlineNotice(later, later.beliefEnd())).isFalse();
+    }
 }
