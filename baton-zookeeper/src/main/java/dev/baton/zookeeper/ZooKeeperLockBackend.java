@@ -19,8 +19,11 @@ import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.framework.state.ConnectionStateListener;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.Op;
+import org.apache.zookeeper.OpResult;
 import org.apache.zookeeper.WatchedEvent;
 import org.apache.zookeeper.Watcher;
+import org.apache.zookeeper.ZooKeeper;
 import org.apache.zookeeper.data.Stat;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -55,13 +58,15 @@ import java.util.concurrent.ConcurrentHashMap;
  *       read and write members ({@code r}, {@code w}) another, so a plain lock and a read-write lock of one name
  *       are two locks. An exclusive member or a writer holds when it is first in its line; a reader holds when no
  *       writer is ahead of it.</li>
- *   <li>Holding: granted with token = {@code czxid}; an {@code exists} watch on its own node tells if it is deleted
- *       (by hand, or expired). Not holding: an {@code exists} watch on the one member it waits for (its predecessor;
- *       a reader, the nearest writer ahead), which wakes the core's waiter when it changes — no herd; and
- *       {@link AcquireResult.Busy} names the head of the line. A try-once that does not hold deletes its node
- *       before answering; a try-once that finds members ahead of it in the children never creates one.</li>
- *   <li>Release deletes the node. Renewal is one round trip for every lease: it proves the session alive on the
- *       server, and every node created on that session and not seen deleted is still there.</li>
+ *   <li>Holding: granted with token = {@code czxid}, and no watch of its own (the renewal reads its node). Not
+ *       holding: a data watch on the one member it waits for (its predecessor; a reader, the nearest writer ahead),
+ *       which wakes the core's waiter when it changes — no herd; and {@link AcquireResult.Busy} names the head of the
+ *       line (from the watch's own read when the member it waits for is the head). A try-once that does not hold
+ *       deletes its node before answering; a try-once that finds members ahead of it in the children never creates
+ *       one.</li>
+ *   <li>Release deletes the node. Renewal is one read-only {@code multi} per {@value #RENEW_BATCH} leases: each
+ *       lease is renewed only if the server shows its node, on the current session, with the lease's {@code czxid};
+ *       a node deleted under its holder (by hand, or an operator's forced release) is lost at the next renewal.</li>
  * </ol>
  *
  * <p><b>Session.</b> Curator's connection states are reported to the core ({@link ReportsSessionState}):
@@ -72,6 +77,8 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 final class ZooKeeperLockBackend implements AnnouncesTurns, ReadWriteModes, ReportsSessionState {
     private static final Logger log = LoggerFactory.getLogger(ZooKeeperLockBackend.class);
+    /** Held nodes read by one renewal request (a read-only multi); each read answers about 150 bytes. */
+    static final int RENEW_BATCH = 1_000;
     /** Bound on re-reading the line in one attempt when the member it looked at vanished meanwhile. */
     private static final int MAX_REREADS = 50;
 
@@ -99,7 +106,7 @@ final class ZooKeeperLockBackend implements AnnouncesTurns, ReadWriteModes, Repo
         final String path;
         final long czxid;
         final long sessionId;
-        /** Seen deleted (its exists watch fired with NodeDeleted). */
+        /** Seen deleted (a renewal found it missing) or ended with its session. */
         volatile boolean gone;
 
         Node(String path, long czxid, long sessionId) {
@@ -303,27 +310,37 @@ final class ZooKeeperLockBackend implements AnnouncesTurns, ReadWriteModes, Repo
                     places.remove(request);
                     LeaseKey key = new LeaseKey(name, request.owner(), place.node.czxid, request.mode());
                     held.put(key, place.node);
-                    watchOwn(place.node);
                     return new AcquireResult.Granted(place.node.czxid);
                 }
-                AcquireResult.Busy busy = busy(parent, s.head());
-                if (busy == null) {
-                    continue; // the head left meanwhile: read the line again
-                }
                 if (tryOnce) {
+                    AcquireResult.Busy busy = busy(parent, s.head());
+                    if (busy == null) {
+                        continue; // the head left meanwhile: read the line again
+                    }
                     places.remove(request);
                     deleteQuietly(place.node.path);
                     return busy;
                 }
                 String predecessor = parent + "/" + s.waitFor().node();
+                AcquireResult.Busy busy = null;
                 if (!predecessor.equals(place.watching)) {
                     // a data watch, as Curator's recipe: on a node that left meanwhile it fails with NONODE and leaves
                     // no watch behind (an exists watch would stay on the server for a path that never comes back)
+                    Stat stat = new Stat();
                     try {
-                        client.getData().usingWatcher(place).forPath(predecessor);
+                        byte[] data = client.getData().storingStatIn(stat).usingWatcher(place).forPath(predecessor);
                         place.watching = predecessor; // only once the watch is armed
+                        if (s.waitFor().equals(s.head())) {
+                            busy = new AcquireResult.Busy(owner(data), stat.getCzxid(), null); // the same read names it
+                        }
                     } catch (KeeperException.NoNodeException e) {
                         continue; // it left meanwhile: read the line again
+                    }
+                }
+                if (busy == null) {
+                    busy = busy(parent, s.head());
+                    if (busy == null) {
+                        continue; // the head left meanwhile: read the line again
                     }
                 }
                 return busy;
@@ -401,29 +418,6 @@ final class ZooKeeperLockBackend implements AnnouncesTurns, ReadWriteModes, Repo
             return new AcquireResult.Busy(owner(data), stat.getCzxid(), null);
         } catch (KeeperException.NoNodeException e) {
             return null;
-        }
-    }
-
-    /** An exists watch on a held node: a deletion not ours (by hand, the session's end) makes it gone. */
-    private void watchOwn(Node node) {
-        Watcher w = new Watcher() {
-            @Override
-            public void process(WatchedEvent event) {
-                if (event.getType() == Event.EventType.NodeDeleted) {
-                    node.gone = true;
-                } else if (event.getType() != Event.EventType.None && !node.gone && !closed) {
-                    watchOwn(node); // another change (data): watch again
-                }
-            }
-        };
-        try {
-            client.checkExists().usingWatcher(w).inBackground((c, event) -> {
-                if (event.getStat() == null && event.getResultCode() == KeeperException.Code.NONODE.intValue()) {
-                    node.gone = true;
-                }
-            }).forPath(node.path);
-        } catch (Exception e) {
-            log.debug("could not watch {}; its deletion is seen by checkValid or the session", node.path, e);
         }
     }
 
@@ -511,22 +505,44 @@ final class ZooKeeperLockBackend implements AnnouncesTurns, ReadWriteModes, Repo
         }
         requireConnected("renewal of " + leases.size() + " lease(s)");
         long sessionNow = currentSession();
+        List<LeaseKey> keys = new ArrayList<>();
+        List<Node> nodes = new ArrayList<>();
+        for (LeaseKey k : leases) {
+            Node n = held.get(k);
+            if (n != null && n.sessionId == sessionNow && !n.gone) {
+                keys.add(k);
+                nodes.add(n);
+            }
+        }
+        Set<LeaseKey> out = new HashSet<>();
         try {
-            // one round trip: the server answers only on a live session, so every node of it not seen deleted lives
-            client.checkExists().forPath(root);
+            // read-only multis of RENEW_BATCH nodes: each node is shown (on this session, with the lease's czxid) or
+            // not, independently; the server answers only on a live session
+            ZooKeeper zk = client.getZookeeperClient().getZooKeeper();
+            for (int from = 0; from < nodes.size(); from += RENEW_BATCH) {
+                int to = Math.min(nodes.size(), from + RENEW_BATCH);
+                List<Op> reads = new ArrayList<>(to - from);
+                for (int i = from; i < to; i++) {
+                    reads.add(Op.getData(nodes.get(i).path));
+                }
+                List<OpResult> results = zk.multi(reads);
+                for (int i = from; i < to; i++) {
+                    OpResult r = results.get(i - from);
+                    if (r instanceof OpResult.GetDataResult data && data.getStat().getEphemeralOwner() == sessionNow
+                            && data.getStat().getCzxid() == keys.get(i).token()) {
+                        out.add(keys.get(i));
+                    } else if (r instanceof OpResult.ErrorResult error
+                            && error.getErr() == KeeperException.Code.NONODE.intValue()) {
+                        nodes.get(i).gone = true; // deleted by hand, or by an operator's forced release
+                    }
+                }
+            }
         } catch (Exception e) {
             throw failed("renewal of " + leases.size() + " lease(s)", e);
         }
         if (currentSession() != sessionNow) {
             throw new LockBackendException(description, "renewal of " + leases.size() + " lease(s): the session"
                     + " changed during the check", null);
-        }
-        Set<LeaseKey> out = new HashSet<>();
-        for (LeaseKey k : leases) {
-            Node n = held.get(k);
-            if (n != null && n.sessionId == sessionNow && !n.gone) {
-                out.add(k);
-            }
         }
         return out;
     }
