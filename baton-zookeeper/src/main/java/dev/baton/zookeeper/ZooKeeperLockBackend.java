@@ -61,7 +61,8 @@ import java.util.concurrent.ConcurrentHashMap;
  *   <li>Holding: granted with token = {@code czxid}, and no watch of its own (the renewal reads its node). Not
  *       holding: a data watch on the one member it waits for (its predecessor; a reader, the nearest writer ahead),
  *       which wakes the core's waiter when it changes — no herd; and {@link AcquireResult.Busy} names the head of the
- *       line (from the watch's own read when the member it waits for is the head). A try-once that does not hold
+ *       line (from the watch's own read when the member it waits for is the head; a waiter further back names it
+ *       from its next look, not on the look that armed its watch). A try-once that does not hold
  *       deletes its node before answering; a try-once that finds members ahead of it in the children never creates
  *       one.</li>
  *   <li>Release deletes the node. Renewal is one read-only {@code multi} per {@value #RENEW_BATCH} leases: each
@@ -323,6 +324,7 @@ final class ZooKeeperLockBackend implements AnnouncesTurns, ReadWriteModes, Repo
                 }
                 String predecessor = parent + "/" + s.waitFor().node();
                 AcquireResult.Busy busy = null;
+                boolean armed = false;
                 if (!predecessor.equals(place.watching)) {
                     // a data watch, as Curator's recipe: on a node that left meanwhile it fails with NONODE and leaves
                     // no watch behind (an exists watch would stay on the server for a path that never comes back)
@@ -330,12 +332,18 @@ final class ZooKeeperLockBackend implements AnnouncesTurns, ReadWriteModes, Repo
                     try {
                         byte[] data = client.getData().storingStatIn(stat).usingWatcher(place).forPath(predecessor);
                         place.watching = predecessor; // only once the watch is armed
+                        armed = true;
                         if (s.waitFor().equals(s.head())) {
                             busy = new AcquireResult.Busy(owner(data), stat.getCzxid(), null); // the same read names it
                         }
                     } catch (KeeperException.NoNodeException e) {
                         continue; // it left meanwhile: read the line again
                     }
+                }
+                if (busy == null && armed) {
+                    // further back in line: the watch just armed wakes this waiter in turn, and the holder is named
+                    // by its next look (the safety net's), not by one more read on every acquisition that waits
+                    return UNNAMED_HOLDER;
                 }
                 if (busy == null) {
                     busy = busy(parent, s.head());
@@ -406,6 +414,9 @@ final class ZooKeeperLockBackend implements AnnouncesTurns, ReadWriteModes, Repo
         }
         return new Node(path, stat.getCzxid(), stat.getEphemeralOwner());
     }
+
+    /** A busy answer that names no holder ("held by another client" if the wait ends in a timeout). */
+    private static final AcquireResult.Busy UNNAMED_HOLDER = new AcquireResult.Busy(null, -1, null);
 
     /** The busy answer naming the head of the line, or null if the head left meanwhile. */
     private AcquireResult.Busy busy(String parent, ZooKeeperNames.Member head) throws Exception {
