@@ -68,7 +68,9 @@ public interface Lease extends AutoCloseable {
     /**
      * Registers a listener run once when the lease is lost (never when it is released normally). If the
      * lease is already lost, the listener runs at once on the calling thread. Listeners otherwise run on a
-     * Baton background thread and must return quickly; an exception from a listener is logged and ignored.
+     * Baton background thread — or, for a lease released after its deadline passed unnoticed, on the thread
+     * that releases it, before {@link #close()} returns — and must return quickly; an exception from a listener
+     * is logged and ignored.
      *
      * @throws IllegalArgumentException if the listener is null
      */
