@@ -50,6 +50,10 @@ import java.util.regex.Pattern;
 public class RedisStrategy implements CheckStrategy {
     private static final Pattern URL = Pattern.compile("(?i)(rediss?://)(?:([^@/]*)@)?([^/:@]+|\\[[^]]+])(?::(\\d+))?(/.*)?");
     static final int DEFAULT_PORT = 6379;
+    /** The client id prefix of the controller's own lock client (its connections are {@code baton:checker/…}). */
+    static final String CONTROLLER_PREFIX = "checker";
+    /** The name of the controller's admin connection ({@code CLIENT LIST}, {@code CLIENT KILL}). */
+    static final String CONTROLLER_NAME = "baton-check:controller";
 
     @Override
     public String name() {
@@ -83,6 +87,7 @@ public class RedisStrategy implements CheckStrategy {
         try {
             StatefulRedisConnection<String, String> connection = admin.connect();
             RedisCommands<String, String> redis = connection.sync();
+            redis.clientSetname(CONTROLLER_NAME);
             // the checker's own prefix: start every scenario with no keys, so no earlier run's grants linger
             ScanCursor cursor = ScanCursor.INITIAL;
             do {
@@ -93,7 +98,7 @@ public class RedisStrategy implements CheckStrategy {
                 cursor = page;
             } while (!cursor.isFinished());
             RedisLockClient client = RedisLocks.builder(RedisURI.create(url)).keyPrefix(prefix).leaseTime(leaseTime)
-                    .clientIdPrefix("checker").build();
+                    .clientIdPrefix(CONTROLLER_PREFIX).build();
             return new Backend(url, prefix, admin, connection, client);
         } catch (RuntimeException e) {
             admin.shutdown(Duration.ZERO, Duration.ofSeconds(2));
@@ -182,8 +187,15 @@ public class RedisStrategy implements CheckStrategy {
             return Optional.empty();
         }
 
-        /** A connection as {@code CLIENT LIST} shows it: its id (ids only grow) and its client port. */
-        private record Session(long id, int port) {
+        /**
+         * A connection as {@code CLIENT LIST} shows it: its id (ids only grow, until a restart), its client port and
+         * its name.
+         */
+        private record Session(long id, int port, String name) {
+            /** The controller's own: its admin connection and its lock client's (the probe's) connections. */
+            boolean controllers() {
+                return name.equals(CONTROLLER_NAME) || name.startsWith("baton:" + CONTROLLER_PREFIX + "/");
+            }
         }
 
         private List<Session> sessions() {
@@ -191,8 +203,11 @@ public class RedisStrategy implements CheckStrategy {
             for (String line : connection.sync().clientList().split("\n")) {
                 long id = -1;
                 int port = -1;
+                String name = "";
                 for (String field : line.strip().split(" ")) {
-                    if (field.startsWith("id=")) {
+                    if (field.startsWith("name=")) {
+                        name = field.substring(5);
+                    } else if (field.startsWith("id=")) {
                         id = Long.parseLong(field.substring(3));
                     } else if (field.startsWith("addr=")) {
                         String addr = field.substring(5);
@@ -203,7 +218,7 @@ public class RedisStrategy implements CheckStrategy {
                     }
                 }
                 if (id >= 0 && port >= 0) {
-                    out.add(new Session(id, port));
+                    out.add(new Session(id, port, name));
                 }
             }
             return out;
@@ -228,7 +243,10 @@ public class RedisStrategy implements CheckStrategy {
 
         @Override
         public int countSessions(Set<Integer> clientPorts, long mark) {
-            return (int) sessions().stream().filter(s -> clientPorts.contains(s.port()) && s.id() < mark).count();
+            // never the controller's own connections: after a restart fault ids start again below the mark, and
+            // the controller's reconnected ones may come from a port a worker's proxy used before
+            return (int) sessions().stream().filter(s -> clientPorts.contains(s.port()) && s.id() < mark
+                    && !s.controllers()).count();
         }
 
         @Override
