@@ -17,6 +17,7 @@ import dev.baton.spi.WaitingQueue;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.framework.state.ConnectionStateListener;
+import org.apache.curator.utils.ZKPaths;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.Op;
@@ -65,7 +66,8 @@ import java.util.concurrent.ConcurrentHashMap;
  *       from its next look, not on the look that armed its watch). A try-once that does not hold
  *       deletes its node before answering; a try-once that finds members ahead of it in the children never creates
  *       one.</li>
- *   <li>Release deletes the node. Renewal is one read-only {@code multi} per {@value #RENEW_BATCH} leases: each
+ *   <li>Release deletes the node. Renewal is one read-only {@code multi} per {@value #RENEW_BATCH} leases (fewer
+ *       when their paths are long: a request and its answer stay under 256 KB; ZooKeeper 3.6+): each
  *       lease is renewed only if the server shows its node, on the current session, with the lease's {@code czxid};
  *       a node deleted under its holder (by hand, or an operator's forced release) is lost at the next renewal.</li>
  * </ol>
@@ -78,8 +80,13 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 final class ZooKeeperLockBackend implements AnnouncesTurns, ReadWriteModes, ReportsSessionState {
     private static final Logger log = LoggerFactory.getLogger(ZooKeeperLockBackend.class);
-    /** Held nodes read by one renewal request (a read-only multi); each read answers about 150 bytes. */
+    /** Held nodes read by one renewal request (a read-only multi), at most. */
     static final int RENEW_BATCH = 1_000;
+    /**
+     * Estimated bytes of one renewal request and its answer, at most (a long lock name encodes to up to 12 bytes per
+     * code point): well under ZooKeeper's default {@code jute.maxbuffer} of 1 MB, whatever the names.
+     */
+    static final long RENEW_BATCH_BYTES = 256 * 1024;
     /** Bound on re-reading the line in one attempt when the member it looked at vanished meanwhile. */
     private static final int MAX_REREADS = 50;
 
@@ -527,14 +534,23 @@ final class ZooKeeperLockBackend implements AnnouncesTurns, ReadWriteModes, Repo
         }
         Set<LeaseKey> out = new HashSet<>();
         try {
-            // read-only multis of RENEW_BATCH nodes: each node is shown (on this session, with the lease's czxid) or
-            // not, independently; the server answers only on a live session
+            // read-only multis (ZooKeeper 3.6+): each node is shown (on this session, with the lease's czxid) or not,
+            // independently; the server answers only on a live session. The raw handle does not add the Curator
+            // client's namespace, so the paths get it here.
             ZooKeeper zk = client.getZookeeperClient().getZooKeeper();
-            for (int from = 0; from < nodes.size(); from += RENEW_BATCH) {
-                int to = Math.min(nodes.size(), from + RENEW_BATCH);
-                List<Op> reads = new ArrayList<>(to - from);
-                for (int i = from; i < to; i++) {
-                    reads.add(Op.getData(nodes.get(i).path));
+            String namespace = client.getNamespace();
+            int from = 0;
+            while (from < nodes.size()) {
+                List<Op> reads = new ArrayList<>();
+                long bytes = 0;
+                int to = from;
+                while (to < nodes.size() && reads.size() < RENEW_BATCH
+                        && (reads.isEmpty() || bytes < RENEW_BATCH_BYTES)) {
+                    String path = ZKPaths.fixForNamespace(namespace, nodes.get(to).path);
+                    reads.add(Op.getData(path));
+                    // request: the path; answer: the data (the owner) and a stat
+                    bytes += 2L * path.length() + 3L * keys.get(to).owner().length() + 128;
+                    to++;
                 }
                 List<OpResult> results = zk.multi(reads);
                 for (int i = from; i < to; i++) {
@@ -547,6 +563,7 @@ final class ZooKeeperLockBackend implements AnnouncesTurns, ReadWriteModes, Repo
                         nodes.get(i).gone = true; // deleted by hand, or by an operator's forced release
                     }
                 }
+                from = to;
             }
         } catch (Exception e) {
             throw failed("renewal of " + leases.size() + " lease(s)", e);

@@ -37,8 +37,9 @@ import java.util.concurrent.TimeUnit;
  *
  * <p><b>What ends a hold: the ZooKeeper session.</b> A member node lives as long as the session that created it.
  * The client's lease time is tied to the session timeout: by default it <em>is</em> the session timeout the server
- * negotiated, and a lease time you set must not exceed it. Renewal is one round trip per interval for every lease
- * (proof the session is alive), so a lease's conservative deadline (send time of the last successful renewal +
+ * negotiated, and a lease time you set must not exceed it. Renewal is one round trip per interval per 1,000 leases
+ * (a read-only {@code multi}: the session is alive and shows each lease's node with its {@code czxid}; ZooKeeper
+ * 3.6+), so a lease's conservative deadline (send time of the last successful renewal +
  * lease time) passes no later than the server can expire the session and hand the lock to another client.
  * Connection states (Curator's) act at once: <b>SUSPENDED</b> (the connection dropped) makes every lease of the
  * client uncertain — {@code isValid()} false, not lost, {@code checkValid()} asks the server; <b>RECONNECTED</b> on
@@ -123,7 +124,7 @@ public final class ZooKeeperLocks {
             return this;
         }
 
-        /** How often the session is proved alive for every lease, in one round trip (default: a third of the lease time). */
+        /** How often every lease's node is read on its session, a round trip per 1,000 (default: a third of the lease). */
         @Override
         public Builder renewInterval(Duration renewInterval) {
             super.renewInterval(renewInterval);

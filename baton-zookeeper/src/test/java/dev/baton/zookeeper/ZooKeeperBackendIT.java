@@ -30,6 +30,7 @@ import java.util.OptionalLong;
 import java.util.TreeMap;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -576,6 +577,62 @@ class ZooKeeperBackendIT {
                         .containsExactlyInAnyOrder(r1.holderId(), r2.holderId());
             }
             assertThat(a.list()).noneMatch(i -> i.name().equals(x) || i.name().equals(rw));
+        }
+    }
+
+    /**
+     * A renewal reads every held node in one read-only multi on ZooKeeper's own handle, which does not add a Curator
+     * client's namespace: found in review, a user's namespaced client had every node read at the wrong path, every
+     * lease lost at the first renewal, and (its nodes marked gone) its releases skipped the delete, so its locks
+     * stayed held until its session ended.
+     */
+    @Test
+    void leasesOnANamespacedCuratorClientAreRenewedAndReleased() throws Exception {
+        String name = unique("namespace");
+        CuratorFramework curator = org.apache.curator.framework.CuratorFrameworkFactory.builder()
+                .connectString(TestServers.ZOOKEEPER_HOST + ":" + TestServers.ZOOKEEPER_PORT).namespace("baton-ns-it")
+                .sessionTimeoutMs(10_000).connectionTimeoutMs(5000)
+                .retryPolicy(new org.apache.curator.retry.BoundedExponentialBackoffRetry(50, 500, 3)).build();
+        curator.start();
+        try (curator; LockClient namespaced = ZooKeeperLocks.builder(curator).rootPath(fixture.root())
+                .leaseTime(Duration.ofSeconds(2)).renewInterval(Duration.ofMillis(100)).build();
+             LockClient other = ZooKeeperLocks.builder(curator).rootPath(fixture.root()).build()) {
+            Lease held = namespaced.lock(name).acquire(Duration.ofSeconds(5));
+            CountDownLatch lost = new CountDownLatch(1);
+            held.onLost(e -> lost.countDown());
+            // past its 2 s lease: only renewals (every 100 ms) keep it
+            assertThat(lost.await(3, TimeUnit.SECONDS)).as("lost during 30 renewals").isFalse();
+            assertThat(held.isValid()).isTrue();
+            held.checkValid();
+            held.close();
+            try (Lease next = other.lock(name).acquire(Duration.ofSeconds(5))) {
+                assertThat(next.fencingToken()).isGreaterThan(held.fencingToken());
+            }
+        }
+    }
+
+    /** One renewal for several leases: the one whose node was deleted is lost, the others are renewed. */
+    @Test
+    void aRenewalLosesOnlyTheLeaseWhoseNodeWasDeleted() throws Exception {
+        String name = unique("renew-some");
+        try (Own own = own(Duration.ofSeconds(10), Duration.ofMillis(100))) {
+            List<Lease> leases = new ArrayList<>();
+            List<CountDownLatch> lost = new ArrayList<>();
+            for (int i = 0; i < 3; i++) {
+                Lease l = own.client().lock(name + "-" + i).acquire(Duration.ofSeconds(5));
+                CountDownLatch latch = new CountDownLatch(1);
+                l.onLost(e -> latch.countDown());
+                leases.add(l);
+                lost.add(latch);
+            }
+            String deleted = members(name + "-1").get(0);
+            fixture.admin().delete().forPath(parent(name + "-1") + "/" + deleted);
+            assertThat(lost.get(1).await(5, TimeUnit.SECONDS)).as("the lease whose node was deleted").isTrue();
+            assertThat(leases.get(1).isValid()).isFalse();
+            assertThat(lost.get(0).getCount() + lost.get(2).getCount()).as("the others, not lost").isEqualTo(2);
+            leases.get(0).checkValid();
+            leases.get(2).checkValid();
+            leases.forEach(Lease::close);
         }
     }
 }
