@@ -68,19 +68,21 @@ public interface Lease extends AutoCloseable {
     /**
      * Registers a listener run once when the lease is lost (never when it is released normally). If the
      * lease is already lost, the listener runs at once on the calling thread. Listeners otherwise run on a
-     * Baton background thread — or, for a lease released after its deadline passed unnoticed, on the thread
-     * that releases it, before {@link #close()} returns — and must return quickly; an exception from a listener
-     * is logged and ignored.
+     * Baton background thread — or, for a lease whose deadline passed unnoticed, on the thread that closes a hold
+     * on it, before {@link #close()} returns (a listener that interrupts the holding thread then interrupts that
+     * one) — and must return quickly; an exception from a listener is logged and ignored.
      *
      * @throws IllegalArgumentException if the listener is null
      */
     void onLost(Consumer<LockLostException> listener);
 
     /**
-     * Gives this hold back. Closing a lease twice has no further effect.
+     * Gives this hold back. Closing a lease twice has no further effect. A lease that is lost (or whose deadline
+     * has passed: it is marked lost here first, and its {@link #onLost} listeners run on this thread) is released on
+     * a best-effort basis: a failure to reach the backend is logged, not thrown.
      *
-     * @throws LockBackendException if the release could not reach the backend; the lease then ends on
-     *                              the server when its lease time runs out, since it is no longer renewed
+     * @throws LockBackendException if the release of a valid lease could not reach the backend; the lease then ends
+     *                              on the server when its lease time runs out, since it is no longer renewed
      */
     @Override
     void close();

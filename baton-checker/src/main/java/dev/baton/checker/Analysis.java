@@ -748,9 +748,10 @@ final class Analysis {
      * its own local deadline (its renewals failed: the core's watchdog says "no successful renewal before its
      * deadline"), after which {@code isValid()} was already false; the notice ({@code onLost}, what the worker logs)
      * comes up to one watchdog tick later (the core checks deadlines every lease/20, at least 5 ms and at most
-     * 250 ms), plus {@link #NOTICE_SCHEDULING} — and never more than the scenario's margin. A loss found by a renewal
-     * or {@code checkValid()} (the server shows another grant) is never excused: the holder believed in a hold the
-     * server had given away.
+     * 250 ms), plus {@link #NOTICE_SCHEDULING} — and never more than the scenario's margin. The core gives the same
+     * reason when a release or a renewal's answer finds the deadline already passed (before the watchdog looked). A
+     * loss found by a renewal or {@code checkValid()} before the deadline (the server shows another grant) is never
+     * excused: the holder believed in a hold the server had given away.
      */
     static boolean lateDeadlineNotice(String lostMsg, long overlapNanos, java.time.Duration lease, java.time.Duration margin) {
         long tick = Math.max(java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(5),
