@@ -83,11 +83,14 @@ public class RedisStrategy implements CheckStrategy {
     public CheckBackend open(String url, String table, Duration leaseTime) {
         validate(url);
         String prefix = prefix(table);
-        RedisClient admin = RedisClient.create(RedisURI.create(url));
+        // named in the URI, which Lettuce sends again on every reconnect (a CLIENT SETNAME is not replayed): the
+        // controller's connections keep their name across a restart fault, so check (d) never counts them
+        RedisURI uri = RedisURI.create(url);
+        uri.setClientName(CONTROLLER_NAME);
+        RedisClient admin = RedisClient.create(uri);
         try {
             StatefulRedisConnection<String, String> connection = admin.connect();
             RedisCommands<String, String> redis = connection.sync();
-            redis.clientSetname(CONTROLLER_NAME);
             // the checker's own prefix: start every scenario with no keys, so no earlier run's grants linger
             ScanCursor cursor = ScanCursor.INITIAL;
             do {
@@ -97,7 +100,7 @@ public class RedisStrategy implements CheckStrategy {
                 }
                 cursor = page;
             } while (!cursor.isFinished());
-            RedisLockClient client = RedisLocks.builder(RedisURI.create(url)).keyPrefix(prefix).leaseTime(leaseTime)
+            RedisLockClient client = RedisLocks.builder(uri).keyPrefix(prefix).leaseTime(leaseTime)
                     .clientIdPrefix(CONTROLLER_PREFIX).build();
             return new Backend(url, prefix, admin, connection, client);
         } catch (RuntimeException e) {

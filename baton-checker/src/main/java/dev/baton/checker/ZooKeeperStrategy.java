@@ -100,6 +100,7 @@ public class ZooKeeperStrategy implements CheckStrategy {
                 .sessionTimeoutMs(30_000).connectionTimeoutMs(10_000)
                 .retryPolicy(new BoundedExponentialBackoffRetry(50, 1000, 3)).build();
         admin.start();
+        CuratorFramework probe = null;
         try {
             if (!admin.blockUntilConnected(10, TimeUnit.SECONDS)) {
                 throw new IllegalStateException("cannot connect to ZooKeeper at " + url + " within 10 s");
@@ -110,19 +111,36 @@ public class ZooKeeperStrategy implements CheckStrategy {
             } catch (KeeperException.NoNodeException e) {
                 // nothing to clean
             }
-            ZooKeeperLockClient client = ZooKeeperLocks.builder(connectString(url)).rootPath(root)
-                    .sessionTimeout(leaseTime).leaseTime(leaseTime).clientIdPrefix("checker").build();
-            return new Backend(url, root, admin, client);
+            // the lock client on a Curator client of the controller's own, so that check (d) knows its session: after a
+            // restart fault it reconnects on the same session, perhaps from a port a worker's proxy used before
+            probe = CuratorFrameworkFactory.builder().connectString(connectString(url))
+                    .sessionTimeoutMs((int) leaseTime.toMillis()).connectionTimeoutMs(10_000)
+                    .retryPolicy(new BoundedExponentialBackoffRetry(50, 1000, 3)).build();
+            probe.start();
+            if (!probe.blockUntilConnected(10, TimeUnit.SECONDS)) {
+                throw new IllegalStateException("cannot connect to ZooKeeper at " + url + " within 10 s");
+            }
+            ZooKeeperLockClient client = ZooKeeperLocks.builder(probe).rootPath(root).leaseTime(leaseTime)
+                    .clientIdPrefix("checker").build();
+            return new Backend(url, root, admin, probe, client);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            admin.close();
+            closeQuietly(probe, admin);
             throw new IllegalStateException("interrupted while preparing " + url, e);
         } catch (RuntimeException e) {
-            admin.close();
+            closeQuietly(probe, admin);
             throw e;
         } catch (Exception e) {
-            admin.close();
+            closeQuietly(probe, admin);
             throw new IllegalStateException("cannot prepare ZooKeeper at " + url + ": " + e.getMessage(), e);
+        }
+    }
+
+    private static void closeQuietly(CuratorFramework... clients) {
+        for (CuratorFramework c : clients) {
+            if (c != null) {
+                c.close();
+            }
         }
     }
 
@@ -163,13 +181,29 @@ public class ZooKeeperStrategy implements CheckStrategy {
         private final String url;
         private final String root;
         private final CuratorFramework admin;
+        /** The Curator client under {@link #client} (the probe's locks), closed after it. */
+        private final CuratorFramework probe;
         private final ZooKeeperLockClient client;
 
-        Backend(String url, String root, CuratorFramework admin, ZooKeeperLockClient client) {
+        Backend(String url, String root, CuratorFramework admin, CuratorFramework probe, ZooKeeperLockClient client) {
             this.url = url;
             this.root = root;
             this.admin = admin;
+            this.probe = probe;
             this.client = client;
+        }
+
+        /** The sessions of the controller's own Curator clients (they keep their ids across reconnects). */
+        private Set<Long> ownSessions() {
+            Set<Long> out = new java.util.HashSet<>();
+            for (CuratorFramework c : List.of(admin, probe)) {
+                try {
+                    out.add(c.getZookeeperClient().getZooKeeper().getSessionId());
+                } catch (Exception e) {
+                    // not connected now: no connection of it to mistake for a worker's either
+                }
+            }
+            return out;
         }
 
         @Override
@@ -282,9 +316,11 @@ public class ZooKeeperStrategy implements CheckStrategy {
 
         @Override
         public int countSessions(Set<Integer> clientPorts, long mark) {
+            Set<Long> own = ownSessions();
             try (JMXConnector c = jmx()) {
                 return (int) connections(c.getMBeanServerConnection()).stream()
-                        .filter(conn -> clientPorts.contains(conn.port()) && conn.session() < mark).count();
+                        .filter(conn -> clientPorts.contains(conn.port()) && conn.session() < mark
+                                && !own.contains(conn.session())).count();
             } catch (Exception e) {
                 throw new IllegalStateException("cannot read ZooKeeper's sessions through JMX: " + e, e);
             }
@@ -295,7 +331,7 @@ public class ZooKeeperStrategy implements CheckStrategy {
             try {
                 client.close();
             } finally {
-                admin.close();
+                closeQuietly(probe, admin);
             }
         }
 

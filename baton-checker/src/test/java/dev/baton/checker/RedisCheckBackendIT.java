@@ -62,25 +62,40 @@ class RedisCheckBackendIT {
      */
     @Test
     void theControllersOwnConnectionsAreNeverAStoppedWorkersWhateverTheirIdsAndPorts() throws Exception {
-        try (CheckBackend backend = new RedisStrategy().open(URL, "baton_check_own_it", Duration.ofSeconds(2))) {
+        io.lettuce.core.RedisClient lister = io.lettuce.core.RedisClient.create(URL);
+        try (CheckBackend backend = new RedisStrategy().open(URL, "baton_check_own_it", Duration.ofSeconds(2));
+             var c = lister.connect()) {
             backend.client().lock("touch").tryAcquire().ifPresent(dev.baton.Lease::close); // its connections are up
-            Set<Integer> own = new java.util.HashSet<>();
-            io.lettuce.core.RedisClient lister = io.lettuce.core.RedisClient.create(URL);
-            try (var c = lister.connect()) {
-                for (String line : c.sync().clientList().split("\n")) {
-                    if (line.contains(" name=" + RedisStrategy.CONTROLLER_NAME + " ")
-                            || line.contains(" name=baton:" + RedisStrategy.CONTROLLER_PREFIX + "/")) {
-                        String addr = line.replaceAll(".*\\baddr=(\\S+).*", "$1");
-                        own.add(Integer.parseInt(addr.substring(addr.lastIndexOf(':') + 1)));
-                    }
-                }
-            } finally {
-                lister.shutdown();
-            }
+            Set<Integer> own = controllerPorts(c.sync().clientList());
             assertThat(own).as("the controller's lock client connections, and its admin connection")
                     .hasSizeGreaterThanOrEqualTo(2);
             assertThat(backend.countSessions(own, Long.MAX_VALUE)).isZero();
+            // as after a restart fault: every connection of the controller is cut and comes back, still its own
+            for (int port : own) {
+                c.sync().clientKill(io.lettuce.core.KillArgs.Builder.addr("127.0.0.1:" + port));
+            }
+            org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).ignoreExceptions().until(() -> {
+                backend.client().lock("touch").tryAcquire().ifPresent(dev.baton.Lease::close);
+                backend.countSessions(Set.of(), Long.MAX_VALUE); // the admin connection's next command
+                return controllerPorts(c.sync().clientList()).size() >= 2;
+            });
+            assertThat(backend.countSessions(controllerPorts(c.sync().clientList()), Long.MAX_VALUE)).isZero();
+        } finally {
+            lister.shutdown();
         }
+    }
+
+    /** The client ports of the connections named as the controller's, from {@code CLIENT LIST}. */
+    private static Set<Integer> controllerPorts(String clientList) {
+        Set<Integer> out = new java.util.HashSet<>();
+        for (String line : clientList.split("\\n")) {
+            if (line.contains(" name=" + RedisStrategy.CONTROLLER_NAME + " ")
+                    || line.contains(" name=baton:" + RedisStrategy.CONTROLLER_PREFIX + "/")) {
+                String addr = line.replaceAll(".*\\baddr=(\\S+).*", "$1");
+                out.add(Integer.parseInt(addr.substring(addr.lastIndexOf(':') + 1)));
+            }
+        }
+        return out;
     }
 
     @Test
