@@ -269,6 +269,143 @@ class JdbcLeaseTableIT {
         }
     }
 
+    /**
+     * An uncontended acquire and release cost two statements, the grant and the release, on the servers whose
+     * grant is one statement: no read-only look first (the grant checks the row and the line itself). Counted on
+     * the statements that name the lease table (the PostgreSQL listener's probe does not).
+     */
+    @ParameterizedTest(name = "{0}")
+    @org.junit.jupiter.params.provider.ValueSource(strings = {PostgresFixture.ADMIN_URL, MariaDbFixture.ADMIN_URL})
+    void anUncontendedAcquireAndReleaseSendTwoStatements(String url) {
+        String name = unique("two-statements");
+        try (var pool = pool(url, true, null)) {
+            SqlRecordingDataSource recorded = new SqlRecordingDataSource(pool);
+            try (JdbcLockClient locks = JdbcLocks.builder(recorded).tableName("baton_two").createTableIfMissing()
+                    .build()) {
+                locks.lock(name).acquire(Duration.ofSeconds(5)).close(); // the statements are prepared once
+                int before = recorded.sql().size();
+                locks.lock(name).acquire(Duration.ofSeconds(5)).close();
+                List<String> sent = recorded.sql().subList(before, recorded.sql().size()).stream()
+                        .filter(sql -> sql.contains("baton_two")).toList();
+                assertThat(sent).as("statements of one uncontended acquire and release").hasSize(2);
+            }
+        }
+    }
+
+    /**
+     * PostgreSQL: a release with nobody in line sends no {@code NOTIFY} (a notice makes the release's commit take
+     * the server's notification lock and wakes every listening session). Checked on a plain LISTEN session: a
+     * sentinel notice sent after the release arrives with nothing of the lock's before it.
+     */
+    @Test
+    void aPostgresReleaseWithNobodyInLineSendsNoNotice() throws Exception {
+        String name = unique("no-notice");
+        String sentinel = unique("sentinel");
+        try (Connection listen = DriverManager.getConnection(PostgresFixture.ADMIN_URL);
+             JdbcLockClient locks = JdbcLocks.builder(postgres()).tableName("baton_quiet").createTableIfMissing()
+                     .build()) {
+            try (Statement st = listen.createStatement()) {
+                st.execute("LISTEN baton_quiet_released");
+            }
+            locks.lock(name).acquire(Duration.ofSeconds(5)).close();
+            try (Statement st = listen.createStatement()) {
+                st.execute("SELECT pg_notify('baton_quiet_released', '" + sentinel + "')");
+            }
+            List<String> notices = new ArrayList<>();
+            org.postgresql.PGConnection pg = listen.unwrap(org.postgresql.PGConnection.class);
+            await().atMost(Duration.ofSeconds(10)).until(() -> {
+                org.postgresql.PGNotification[] got = pg.getNotifications(100);
+                if (got != null) {
+                    for (org.postgresql.PGNotification n : got) {
+                        notices.add(n.getParameter());
+                    }
+                }
+                return notices.contains(sentinel);
+            });
+            assertThat(notices).as("notices before the sentinel (delivered in commit order)")
+                    .noneMatch(n -> n.endsWith(name));
+        }
+    }
+
+    /**
+     * PostgreSQL: a waiter whose release came after its attempt found the lock held but before its ticket was in
+     * line was named by no notice (the line was empty at the release); it looks once more after taking its place
+     * and takes the free lock then, instead of sleeping to its next poll. Forced: the holder's release runs exactly
+     * before the waiter's ticket insert; the waiter's first park is at least 15 s (its poll interval is 30 s), so
+     * only that look can grant within 5 s.
+     */
+    @Test
+    void aPostgresWaiterWhoseTicketCameAfterTheReleaseTakesTheLockAtOnce() throws Exception {
+        String name = unique("late-ticket");
+        try (var pool = pool(PostgresFixture.ADMIN_URL, true, null)) {
+            SqlRecordingDataSource hooked = new SqlRecordingDataSource(pool);
+            try (JdbcLockClient holderClient = JdbcLocks.builder(postgres()).tableName("baton_late")
+                    .createTableIfMissing().leaseTime(Duration.ofSeconds(60)).build();
+                 JdbcLockClient waiterClient = JdbcLocks.builder(hooked).tableName("baton_late")
+                         .leaseTime(Duration.ofSeconds(60)).minPollInterval(Duration.ofSeconds(30))
+                         .maxPollInterval(Duration.ofSeconds(30)).build()) {
+                Lease held = holderClient.lock(name).acquire(Duration.ofSeconds(5));
+                hooked.before("INSERT INTO baton_late_queue", held::close);
+                long start = System.nanoTime();
+                try (Lease got = waiterClient.lock(name).acquire(Duration.ofSeconds(25))) {
+                    assertThat(got.fencingToken()).isGreaterThan(held.fencingToken());
+                }
+                long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+                System.out.printf("[postgresql] late ticket: granted after %d ms%n", ms);
+                assertThat(held.isValid()).as("the hook released the holder before the ticket").isFalse();
+                // without the second look the waiter parks 15-25 s (half its 30 s poll and more, or the time left)
+                assertThat(ms).as("granted by the look after the ticket, not by a poll").isLessThan(5_000);
+            }
+        }
+    }
+
+    /**
+     * MariaDB's line is a MEMORY table, whose size was fixed when it was created: a waiter that finds it full fails
+     * with an error that names the table and what to do, and the lock is untouched. Forced: the line is created at
+     * the smallest {@code max_heap_table_size} (room for a few tickets) and filled with other waiters' tickets.
+     */
+    @Test
+    void aFullMariaDbLineIsAnErrorThatSaysWhatToDo() throws Exception {
+        String name = unique("full-line");
+        try (Connection admin = DriverManager.getConnection(MariaDbFixture.ADMIN_URL);
+             Statement st = admin.createStatement()) {
+            st.execute("DROP TABLE IF EXISTS baton_full_queue");
+            st.execute("SET SESSION max_heap_table_size = 16384");
+            String queueDdl = dev.baton.jdbc.internal.Ddl.statements(Dialect.MARIADB.schemaResource(), "baton_full")
+                    .stream().filter(sql -> sql.contains("baton_full_queue")).findFirst().orElseThrow();
+            assertThat(queueDdl).contains("ENGINE = MEMORY");
+            st.execute(queueDdl);
+            int filled = 0;
+            try {
+                for (; filled < 100; filled++) {
+                    st.executeUpdate("INSERT INTO baton_full_queue VALUES ('other', 'w" + filled + "',"
+                            + " UTC_TIMESTAMP(6), UTC_TIMESTAMP(6) + INTERVAL 1 HOUR)");
+                }
+            } catch (SQLException full) {
+                assertThat(full.getErrorCode()).as("filling the line: " + full.getMessage()).isEqualTo(1114);
+            }
+            assertThat(filled).as("tickets that fit").isBetween(1, 99);
+            try (var pool = pool(MariaDbFixture.ADMIN_URL, true, null);
+                 JdbcLockClient locks = JdbcLocks.builder(pool).tableName("baton_full").createTableIfMissing()
+                         .build()) {
+                ExecutorService one = Executors.newSingleThreadExecutor();
+                try (Lease held = locks.lock(name).acquire(Duration.ofSeconds(5))) {
+                    Future<?> waiter = one.submit(() -> locks.lock(name).acquire(Duration.ofSeconds(5)).close());
+                    assertThatThrownBy(() -> waiter.get(10, TimeUnit.SECONDS))
+                            .hasRootCauseInstanceOf(SQLException.class)
+                            .hasMessageContaining("the line of waiters baton_full_queue is full")
+                            .hasMessageContaining("max_heap_table_size");
+                    assertThat(held.isValid()).isTrue();
+                } finally {
+                    one.shutdownNow();
+                }
+                var again = locks.lock(name).tryAcquire();
+                assertThat(again).as("the lock is free after the release").isPresent();
+                again.get().close();
+            }
+        }
+    }
+
     /** Regression: under REPEATABLE READ a contended PostgreSQL upsert failed with 40001 instead of waiting. */
     @Test
     void aPostgresPoolDefaultingToRepeatableReadStillExcludes() throws Exception {

@@ -26,6 +26,33 @@ final class SqlRecordingDataSource implements DataSource {
         this.raw = raw;
     }
 
+    private volatile String hookFragment;
+    private volatile Runnable hook;
+
+    /**
+     * Runs {@code action} once, on the calling thread, just before the first statement from now on whose SQL text
+     * contains {@code fragment} is prepared or executed: a way to put another client's step exactly between two
+     * statements of this one.
+     */
+    void before(String fragment, Runnable action) {
+        hookFragment = fragment;
+        hook = action;
+    }
+
+    private void runHook(String sqlText) {
+        String fragment = hookFragment;
+        Runnable action = hook;
+        if (fragment != null && action != null && sqlText.contains(fragment)) {
+            synchronized (this) {
+                if (hook != action) {
+                    return;
+                }
+                hook = null;
+            }
+            action.run();
+        }
+    }
+
     /** Every SQL text sent so far, in order. */
     List<String> sql() {
         return List.copyOf(sql);
@@ -37,6 +64,7 @@ final class SqlRecordingDataSource implements DataSource {
                     && (method.getName().startsWith("prepare") || method.getName().startsWith("execute")
                     || method.getName().equals("addBatch"))) {
                 sql.add(s);
+                runHook(s);
             }
             Object result;
             try {

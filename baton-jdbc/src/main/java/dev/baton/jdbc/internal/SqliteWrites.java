@@ -66,6 +66,45 @@ public final class SqliteWrites {
         }
     }
 
+    /**
+     * As {@link #inWriteTransaction}, for a write whose loss in a power failure is harmless (a release: the row
+     * then stays held until its lease ends, as if its holder had died; a place in line): in WAL mode its commit does
+     * not wait for the WAL's fsync ({@code synchronous = NORMAL} for this transaction, put back after it; the next
+     * flushed commit writes it out with its own), as PostgreSQL's {@code synchronous_commit = off}. In a rollback
+     * journal, where {@code NORMAL} could corrupt the database in a power failure, it is flushed as any write.
+     */
+    public static <T> T inWriteTransactionNotFlushed(Connection c, SqlCall<T> work) throws SQLException {
+        String journal;
+        int synchronous;
+        // (each statement closed before the transaction: SQLite refuses to commit while one is still open)
+        try (Statement st = c.createStatement()) {
+            try (ResultSet rs = st.executeQuery("PRAGMA journal_mode")) {
+                journal = rs.next() ? rs.getString(1) : "";
+            }
+        }
+        try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery("PRAGMA synchronous")) {
+            synchronous = rs.next() ? rs.getInt(1) : 0;
+        }
+        if (!"wal".equalsIgnoreCase(journal) || synchronous <= SYNCHRONOUS_NORMAL) {
+            return inWriteTransaction(c, work);
+        }
+        pragma(c, "synchronous = " + SYNCHRONOUS_NORMAL);
+        try {
+            return inWriteTransaction(c, work);
+        } finally {
+            pragma(c, "synchronous = " + synchronous);
+        }
+    }
+
+    private static void pragma(Connection c, String setting) throws SQLException {
+        try (Statement st = c.createStatement()) {
+            st.execute("PRAGMA " + setting);
+        }
+    }
+
+    /** {@code PRAGMA synchronous}'s value for NORMAL (FULL is 2, EXTRA 3). */
+    private static final int SYNCHRONOUS_NORMAL = 1;
+
     /** {@code BEGIN IMMEDIATE}, tried again after a short pause while another connection writes. */
     private static void begin(Statement st, long budgetMillis) throws SQLException {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(budgetMillis);

@@ -38,7 +38,10 @@ import java.util.concurrent.TimeUnit;
  * <p>Algorithm:
  * <ol>
  *   <li>Acquire (fair): look first, in one read: the live holder, and how many live waiters of other owners are
- *       ahead of the caller in the lock's line ({@code <table>_queue}). A held lock, or a free one kept for someone
+ *       ahead of the caller in the lock's line ({@code <table>_queue}) — unless this is the first attempt of an
+ *       acquisition at a name this client has not found contended in the last second: then it goes straight to
+ *       the grant, which checks the row and the line itself (an uncontended acquire is one statement on
+ *       PostgreSQL and MariaDB, one short transaction on MySQL and SQLite). A held lock, or a free one kept for someone
  *       ahead, costs no write for the row: a waiting request takes a ticket (once, then a refresh per half lease,
  *       so a dead waiter's ticket ends one lease after its last attempt). Otherwise one step of the dialect's
  *       {@link LeaseTable#tryAcquire} takes the row if it is free or expired <em>and</em> nobody else is ahead in
@@ -48,7 +51,8 @@ import java.util.concurrent.TimeUnit;
  *       ({@link dev.baton.jdbc.StrategyConflictException}): one name, one lock.</li>
  *   <li>Withdraw: a waiter that stops without a grant deletes its ticket; {@link #close()} deletes every ticket
  *       the client still has.</li>
- *   <li>Wake: PostgreSQL with a listener, by {@code NOTIFY}; elsewhere each waiter is told when to look again by
+ *   <li>Wake: PostgreSQL with a listener, by {@code NOTIFY} naming the head of the line (a waiter that has just
+ *       taken its place looks once more, since a release before its ticket named nobody); elsewhere each waiter is told when to look again by
  *       {@link AcquireResult.Busy#nextTry}, paced by how fast its place in line moves.</li>
  *   <li>Renew: extend every live row whose name, owner and token match, in as few statements as the dialect
  *       allows ({@link LeaseTable#renewBatch}); the rows not extended are lost.</li>
@@ -205,28 +209,92 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
         long leaseMillis = request.leaseTime().toMillis();
         boolean waits = request.patience() == AcquireRequest.Patience.WAIT;
         return run("acquire of '" + name + "'", c -> {
-            LeaseTable.Look look = table.look(c, name, owner);
-            if (look.holder() != null) {
-                LeaseTable.refuseSessionMarker(look.holder(), name, table.table);
-                keepPlace(c, request, waits, look.ahead());
-                return inLine(request, look, look.holder());
+            if (places.containsKey(request) || recentlyContended(name)) {
+                LeaseTable.Look look = table.look(c, name, owner);
+                if (look.holder() != null) {
+                    LeaseTable.refuseSessionMarker(look.holder(), name, table.table);
+                    contended(name);
+                    boolean newPlace = keepPlace(c, request, waits, look.ahead());
+                    return afterNewPlace(c, request, newPlace, inLine(request, look, look.holder()));
+                }
+                if (look.ahead() > 0) {
+                    // free, but kept for the waiter ahead in line: no write for the row, a place in line for us
+                    contended(name);
+                    boolean newPlace = keepPlace(c, request, waits, look.ahead());
+                    return afterNewPlace(c, request, newPlace, inLine(request, look, LINE_AHEAD));
+                }
             }
-            if (look.ahead() > 0) {
-                // free, but kept for the waiter ahead in line: no write for the row, a place in line for us
-                keepPlace(c, request, waits, look.ahead());
-                return inLine(request, look, LINE_AHEAD);
-            }
+            // (uncontended as far as this client knows, the look is skipped: the grant itself takes the row only if
+            // it is free and nobody else is in line, so the look would only cost a round trip)
             AcquireResult result = table.tryAcquire(c, name, owner, leaseMillis, places.containsKey(request));
             if (result instanceof AcquireResult.Granted) {
                 places.remove(request);
                 return result;
             }
             LeaseTable.refuseSessionMarker(result, name, table.table);
-            keepPlace(c, request, waits, 0);
+            contended(name);
             AcquireResult.Busy busy = (AcquireResult.Busy) result;
             // a free row that the line kept for another waiter has no holder and nothing left to run
-            return busy.holder() == null || busy.remaining() == null || busy.remaining().isZero() ? LINE_AHEAD : busy;
+            AcquireResult.Busy answer = busy.holder() == null || busy.remaining() == null || busy.remaining().isZero()
+                    ? LINE_AHEAD : busy;
+            boolean newPlace = keepPlace(c, request, waits, UNKNOWN_AHEAD);
+            return afterNewPlace(c, request, newPlace, inLine(request, new LeaseTable.Look(answer, UNKNOWN_AHEAD),
+                    answer));
         });
+    }
+
+    /**
+     * How long a busy answer for a name counts as contention in this client: for that long after the last one, a
+     * first attempt at the name looks before it writes (a losing grant statement still locks the row and commits
+     * on some servers, a read does not); after it, a first attempt goes straight to the grant.
+     */
+    private static final long CONTENDED_NANOS = TimeUnit.SECONDS.toNanos(1);
+    /** Names found held, or kept for a waiter, by an attempt of this client lately: the {@link System#nanoTime()} then. */
+    private final ConcurrentHashMap<String, Long> contention = new ConcurrentHashMap<>();
+
+    private void contended(String name) {
+        if (contention.size() >= 10_000) {
+            contention.clear(); // a hint, not state: a name forgotten early costs one attempt without a look
+        }
+        contention.put(name, System.nanoTime());
+    }
+
+    private boolean recentlyContended(String name) {
+        Long at = contention.get(name);
+        if (at == null) {
+            return false;
+        }
+        if (System.nanoTime() - at < CONTENDED_NANOS) {
+            return true;
+        }
+        contention.remove(name, at);
+        return false;
+    }
+
+    /**
+     * {@code busy}, unless this attempt has just taken a new place in line on a server that wakes waiters by
+     * notification: a release that came between this attempt's look and its ticket may have named nobody (a release
+     * with an empty line sends no notice), so the waiter looks once more now that it is in line, and takes a lock it
+     * finds free with nobody ahead. (A release whose statement read the line just before the ticket committed and
+     * committed itself after this look still names nobody: that waiter then looks at its first backoff poll, after
+     * {@code minPollInterval} at most, since a new place is taken at the first attempt.)
+     */
+    private AcquireResult afterNewPlace(java.sql.Connection c, AcquireRequest request, boolean newPlace,
+                                        AcquireResult.Busy busy) throws SQLException {
+        if (!newPlace || pgListener == null) {
+            return busy;
+        }
+        LeaseTable.Look again = table.look(c, request.name(), request.owner());
+        if (again.holder() != null || again.ahead() > 0) {
+            return busy;
+        }
+        AcquireResult result = table.tryAcquire(c, request.name(), request.owner(), request.leaseTime().toMillis(),
+                true);
+        if (result instanceof AcquireResult.Granted) {
+            places.remove(request);
+            return result;
+        }
+        return busy; // taken by someone else in between: the notice of its release will name the line's head
     }
 
     /** The least and the greatest pause between the attempts of a waiter in a line that no notification wakes. */
@@ -246,6 +314,15 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
         if (place == null || pgListener != null) {
             return busy;
         }
+        if (look.ahead() == UNKNOWN_AHEAD) {
+            // an attempt that went straight to the grant: it does not know its place yet; look again soon
+            return new AcquireResult.Busy(busy.holder(), busy.token(), busy.remaining(), Duration.ofNanos(POLL_MIN_NANOS));
+        }
+        if (place.firstAhead() == UNKNOWN_AHEAD) {
+            // the first look since the place was taken: its pace is measured from here
+            place = new Place(place.since(), place.refreshed(), look.ahead());
+            places.replace(request, place);
+        }
         long now = System.nanoTime();
         long waited = now - place.since();
         int moved = place.firstAhead() - look.ahead();
@@ -253,6 +330,9 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
         long poll = Math.max(POLL_MIN_NANOS, Math.min(POLL_MAX_NANOS, handOver * Math.max(1, look.ahead()) / 2));
         return new AcquireResult.Busy(busy.holder(), busy.token(), busy.remaining(), Duration.ofNanos(poll));
     }
+
+    /** How many are ahead of a waiter whose attempt went straight to the grant, without a look. */
+    private static final int UNKNOWN_AHEAD = -1;
 
     /** A busy answer for a lock that is free but kept for a waiter ahead in line: the core parks on its backoff. */
     private static final AcquireResult.Busy LINE_AHEAD = new AcquireResult.Busy(null, -1, null);
@@ -276,20 +356,20 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
      * A waiting request takes its place in line, or refreshes it once half its lease has passed since the last
      * refresh (the ticket's expiry is the server's now plus the lease, at or after the time recorded here), so a
      * waiter that keeps trying keeps its place at the cost of one write per half lease, and a dead one loses it
-     * within one lease. A try-once never takes a place.
+     * within one lease. A try-once never takes a place. Returns whether it took a new place.
      */
-    private void keepPlace(java.sql.Connection c, AcquireRequest request, boolean waits, int ahead)
+    private boolean keepPlace(java.sql.Connection c, AcquireRequest request, boolean waits, int ahead)
             throws SQLException {
         if (!waits) {
-            return;
+            return false;
         }
         long now = System.nanoTime();
         Place last = places.get(request);
         if (last != null && now - last.refreshed() < request.leaseTime().toNanos() / 2) {
-            return;
+            return false;
         }
         if (closed) {
-            return; // the core ends this attempt; close() took the places already
+            return false; // the core ends this attempt; close() took the places already
         }
         table.enqueue(c, request.name(), request.owner(), request.leaseTime().toMillis());
         places.put(request, last != null ? new Place(last.since(), now, last.firstAhead()) : new Place(now, now, ahead));
@@ -297,7 +377,9 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
             // close() may have taken its snapshot of the places before this one: leave no ticket behind
             places.remove(request);
             table.withdraw(c, request.name(), request.owner());
+            return false;
         }
+        return last == null;
     }
 
     /**

@@ -237,9 +237,9 @@ public abstract class LeaseTable {
                                              boolean ticketed) throws SQLException;
 
     /**
-     * A read-only look at the row: the holder if it is held now, else null. Attempts look first, so that a
-     * waiter retrying a held lock costs a read, not a write and a commit (a losing upsert still locks the
-     * row and commits).
+     * A read-only look at the row: the holder if it is held now, else null (force release, confirmation; the
+     * attempts of a waiter look with {@link #look}, so that retrying a held lock costs a read, not a write and a
+     * commit: a losing upsert still locks the row and commits).
      */
     public abstract AcquireResult.Busy peek(Connection c, String name) throws SQLException;
 

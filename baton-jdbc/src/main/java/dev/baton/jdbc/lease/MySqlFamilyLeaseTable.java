@@ -27,9 +27,12 @@ import java.util.Set;
 
 /**
  * MariaDB and MySQL 8. Times are {@code UTC_TIMESTAMP(6)}, immune to session time zones. The conditional
- * assignments of {@code ON DUPLICATE KEY UPDATE} all test {@code expires_at <= UTC_TIMESTAMP(6)} and
- * {@code expires_at} is assigned last, because MySQL evaluates the assignments left to right and each sees
- * the columns already assigned.
+ * assignments of {@code ON DUPLICATE KEY UPDATE} rely on MySQL evaluating them left to right, each seeing the
+ * columns already assigned: the first decides (the row expired and nobody else ahead in line) and stamps
+ * {@code acquired_at} with the statement's now; the others follow that stamp, and {@code expires_at}, which
+ * they test, is assigned last. (A stamp equal to the statement's now on an expired row is this statement's: an
+ * earlier grant in the same microsecond would still be unexpired, unless also released within it, which could at
+ * worst let this grant past the line to a free row, never past a holder. The grant's result is read the same way.)
  *
  * <p>MariaDB: one statement, a fresh token from {@code NEXTVAL} drawn under the row lock, and
  * {@code RETURNING} gives the row to winner and loser. MySQL: no sequences and no {@code RETURNING}, so one
@@ -37,7 +40,9 @@ import java.util.Set;
  * commit), upsert with that token, read the row back.
  *
  * <p>A waiter granted the lock out of the line removes its ticket in a statement of its own after the grant
- * (MariaDB), or in the grant's short transaction (MySQL, whose grant is a transaction anyway).
+ * (MariaDB), or in the grant's short transaction (MySQL, whose grant is a transaction anyway). MariaDB's shipped
+ * DDL keeps the line in a MEMORY table (tickets cost no durable commit); MySQL's keeps it in InnoDB (Group
+ * Replication refuses writes to tables of other engines). The statements work on either engine.
  */
 final class MySqlFamilyLeaseTable extends LeaseTable {
     private static final Logger LOG = LoggerFactory.getLogger(MySqlFamilyLeaseTable.class);
@@ -59,14 +64,17 @@ final class MySqlFamilyLeaseTable extends LeaseTable {
                 + " AND NOT EXISTS (SELECT 1 FROM " + queue + " m WHERE m.name = o.name AND m.owner = ?"
                 + " AND (m.enqueued_at < o.enqueued_at OR (m.enqueued_at = o.enqueued_at AND m.owner < o.owner))))";
         String take = "(expires_at <= " + NOW + " AND NOT " + ahead + ")";
+        // the line is read once, in the first assignment, which stamps acquired_at with this statement's now; the
+        // others test that stamp (a subquery per assignment cost about 0.1 ms each on MariaDB 10.11)
+        String taken = "(acquired_at = VALUES(acquired_at) AND expires_at <= " + NOW + ")";
         String newToken = mariadb ? "NEXTVAL(" + tokenSource + ")" : "LAST_INSERT_ID()";
         String upsert = "INSERT INTO " + table + " (name, owner, token, acquired_at, expires_at)"
                 + " VALUES (?, ?, " + newToken + ", " + NOW + ", " + NOW + " + INTERVAL ? MICROSECOND)"
                 + " ON DUPLICATE KEY UPDATE"
-                + " owner = IF(" + take + ", VALUES(owner), owner),"
-                + " token = IF(" + take + ", " + newToken + ", token),"
                 + " acquired_at = IF(" + take + ", VALUES(acquired_at), acquired_at),"
-                + " expires_at = IF(" + take + ", VALUES(expires_at), expires_at)";
+                + " owner = IF(" + taken + ", VALUES(owner), owner),"
+                + " token = IF(" + taken + ", " + newToken + ", token),"
+                + " expires_at = IF(" + taken + ", VALUES(expires_at), expires_at)";
         this.acquireSql = mariadb
                 ? upsert + " RETURNING owner, token, TIMESTAMPDIFF(MICROSECOND, " + NOW + ", expires_at),"
                   + " acquired_at = " + NOW
@@ -119,6 +127,31 @@ final class MySqlFamilyLeaseTable extends LeaseTable {
     String enqueueSql() {
         return "INSERT INTO " + queue + " (name, owner, enqueued_at, expires_at) VALUES (?, ?, " + NOW + ", "
                 + nowPlusLeaseSql() + ") ON DUPLICATE KEY UPDATE expires_at = VALUES(expires_at)";
+    }
+
+    /** MySQL/MariaDB "The table is full" (ER_RECORD_FILE_FULL): a MEMORY table at its size limit. */
+    private static final int TABLE_FULL = 1114;
+
+    /**
+     * As {@link LeaseTable#enqueue}; a line that is full (MariaDB's shipped DDL keeps it in a MEMORY table, whose
+     * size was fixed by {@code max_heap_table_size} when it was created) is an error that says so and what to do.
+     */
+    @Override
+    public void enqueue(Connection c, String name, String owner, long leaseMillis) throws SQLException {
+        try {
+            super.enqueue(c, name, owner, leaseMillis);
+        } catch (SQLException e) {
+            if (e.getErrorCode() != TABLE_FULL) {
+                throw e;
+            }
+            throw new SQLException("the line of waiters " + queue + " is full, so this waiter cannot take its place"
+                    + " (" + e.getMessage() + "). If it is a MEMORY table (MariaDB's shipped DDL), its size is"
+                    + " max_heap_table_size as it was when the table was created or, after a server restart, first"
+                    + " opened: raise max_heap_table_size globally (and in the server's configuration) and recreate"
+                    + " the table (ALTER TABLE " + queue + " ENGINE = MEMORY), or use ENGINE = InnoDB (a durable commit"
+                    + " per ticket); otherwise the server's disk or tablespace is full", e.getSQLState(),
+                    e.getErrorCode(), e);
+        }
     }
 
     @Override
@@ -219,11 +252,10 @@ final class MySqlFamilyLeaseTable extends LeaseTable {
         }
     }
 
-    /** The caller, twice for each of the four conditional assignments of the upsert (from parameter 4). */
+    /** The caller, twice for the line's condition in the upsert's first assignment (from parameter 4). */
     private static void bindTakes(PreparedStatement ps, String owner) throws SQLException {
-        for (int i = 0; i < 8; i++) {
-            ps.setString(4 + i, owner);
-        }
+        ps.setString(4, owner);
+        ps.setString(5, owner);
     }
 
     private static AcquireResult busy(String holder, long token, long remainingMicros) {

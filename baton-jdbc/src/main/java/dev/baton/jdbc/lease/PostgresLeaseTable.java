@@ -22,7 +22,13 @@ import java.util.Set;
  * from the sequence <em>after</em> the row lock is held, so a grant's token is greater than that of every
  * grant committed before it); when it takes nothing, the same statement returns the holder's row.
  * Release notifies {@code LISTEN}ers on the table's channel, in the same statement, naming the head of the lock's
- * line ({@link ReleaseNotice}), so that only the waiter whose turn it is wakes.
+ * line ({@link ReleaseNotice}), so that only the waiter whose turn it is wakes; with nobody in line it sends no
+ * notice (a {@code NOTIFY} makes the commit queue for the server's notification lock and wakes every listening
+ * session, which an uncontended release does not need). The release's commit does not wait for the WAL flush
+ * ({@code synchronous_commit} off for its own transaction, as for a ticket): a release lost in a server crash
+ * leaves the row held until its lease ends, as if its holder had died, which every waiter already allows for;
+ * grants and renewals, whose loss could let two hold at once, are flushed. So an acquire and release cost one
+ * durable commit, and a hand-over one.
  */
 final class PostgresLeaseTable extends LeaseTable {
     private final String sequence;
@@ -49,9 +55,10 @@ final class PostgresLeaseTable extends LeaseTable {
                 + " SELECT false, owner, token, ceil(extract(epoch FROM (expires_at - now())) * 1000)::bigint"
                 + "  FROM " + table + " WHERE name = ? AND NOT EXISTS (SELECT 1 FROM granted)";
         this.releaseSql = "WITH released AS ("
-                + " UPDATE " + table + " SET owner = NULL, expires_at = LEAST(expires_at, now())"
-                + " WHERE name = ? AND owner = ? AND token = ? RETURNING name)"
-                + " SELECT pg_notify(?, " + ReleaseNotice.namingTheHeadSql(queue, "r.name") + ") FROM released r";
+                + " UPDATE " + table + " AS t SET owner = NULL, expires_at = LEAST(t.expires_at, now())"
+                + " FROM (SELECT set_config('synchronous_commit', 'off', true)) AS async"
+                + " WHERE t.name = ? AND t.owner = ? AND t.token = ? RETURNING t.name)"
+                + " " + ReleaseNotice.notifyTheHeadSql(queue, "released");
         this.renewSql = "UPDATE " + table + " AS t SET expires_at = now() + make_interval(secs => ?)"
                 + " FROM unnest(?::text[], ?::text[], ?::bigint[]) AS r(name, owner, token)"
                 + " WHERE t.name = r.name AND t.owner = r.owner AND t.token = r.token AND t.expires_at > now()"

@@ -8,7 +8,8 @@ import dev.baton.spi.ReleaseListener;
  *
  * <p>Format: {@code <n>:<owner><name>}, where {@code <n>} is the owner's length in code points (decimal digits)
  * and {@code <owner>} the head of the line's {@link dev.baton.spi.AcquireRequest#owner()}; or {@code :<name>}
- * when no waiter is named (everyone waiting for the lock looks). A lock name may contain any character, the
+ * when no waiter is named (everyone waiting for the lock looks: the read-write and run-once tables' notices). A
+ * plain lease's release whose line is empty sends no notice at all. A lock name may contain any character, the
  * length prefix keeps the two apart. A payload without a leading {@code [0-9]*:} is a bare name (the format of
  * Baton before the line), delivered to every waiter.
  */
@@ -17,12 +18,16 @@ public final class ReleaseNotice {
     }
 
     /**
-     * The SQL expression of a payload that names the earliest live waiter of lock {@code nameExpr} in line
-     * {@code queue}, if any ({@code now()} by the database clock, the line's order of {@link LeaseTable#aheadSql()}).
+     * The SQL of a query that, for each row of {@code released} (a relation with a {@code name} column: the locks a
+     * statement just freed), sends a notice on channel {@code ?} naming the earliest live waiter in line
+     * {@code queue} ({@code now()} by the database clock, the line's order of {@link LeaseTable#aheadSql()}), and
+     * sends nothing when the line has no live waiter: then nobody in another client waits for a notice (a waiter
+     * takes its ticket before it waits, and looks once more after taking it). One row per released row either way.
      */
-    static String namingTheHeadSql(String queue, String nameExpr) {
-        return "coalesce((SELECT length(q.owner) || ':' || q.owner FROM " + queue + " q WHERE q.name = " + nameExpr
-                + " AND q.expires_at > now() ORDER BY q.enqueued_at, q.owner LIMIT 1), ':') || " + nameExpr;
+    static String notifyTheHeadSql(String queue, String released) {
+        return "SELECT CASE WHEN h.owner IS NOT NULL THEN pg_notify(?, length(h.owner) || ':' || h.owner || r.name)"
+                + " END FROM " + released + " r LEFT JOIN LATERAL (SELECT q.owner FROM " + queue + " q"
+                + " WHERE q.name = r.name AND q.expires_at > now() ORDER BY q.enqueued_at, q.owner LIMIT 1) h ON true";
     }
 
     /** The SQL expression of a payload that wakes every waiter of lock {@code nameExpr}. */

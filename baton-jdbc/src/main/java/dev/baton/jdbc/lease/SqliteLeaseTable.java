@@ -21,17 +21,18 @@ import java.util.Set;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * SQLite: times are milliseconds since the epoch by SQLite's own clock (the host's). An attempt first
- * peeks at the row (readers do not block the writer in WAL mode); only if the row is free or expired does it
- * open a write transaction, which SQLite serialises: bump the counter row, upsert with that token where
- * the row may be taken, and read the row back if it could not.
+ * SQLite: times are milliseconds since the epoch by SQLite's own clock (the host's). A grant is a write
+ * transaction, which SQLite serialises: bump the counter row, upsert with that token where the row may be taken,
+ * and read the row back if it could not (a waiter's later attempts look first, readers do not block the writer in
+ * WAL mode, and write only if the row is free or expired).
  *
  * <p>SQLite's busy handler is not fair: a connection that writes in a tight loop can take the write lock
  * again and again while another sleeps between retries. Every write of the lease strategy (acquire, ticket,
  * withdrawal, release, renewal) therefore takes the write lock by {@link SqliteWrites}, retrying after a pause of
  * at most 1 ms instead of the busy handler's sleeps of up to 100 ms; and within one client, acquisitions,
  * releases and renewals take turns on a fair lock first, so a burst of acquisitions cannot starve the client's
- * own renewal.
+ * own renewal. In WAL mode, releases and tickets are not flushed ({@link SqliteWrites#inWriteTransactionNotFlushed}):
+ * grants and renewals are.
  */
 final class SqliteLeaseTable extends LeaseTable {
     /** SQLite's clock in milliseconds since the epoch, as every SQLite statement of Baton reads it. */
@@ -136,19 +137,22 @@ final class SqliteLeaseTable extends LeaseTable {
         });
     }
 
-    /** Takes or refreshes a place in line in a write transaction of its own ({@link SqliteWrites}). */
+    /**
+     * Takes or refreshes a place in line in a write transaction of its own ({@link SqliteWrites}), not flushed: a
+     * ticket is the order of the line, not a grant.
+     */
     @Override
     public void enqueue(Connection c, String name, String owner, long leaseMillis) throws SQLException {
-        SqliteWrites.inWriteTransaction(c, tx -> {
+        SqliteWrites.inWriteTransactionNotFlushed(c, tx -> {
             super.enqueue(c, name, owner, leaseMillis);
             return null;
         });
     }
 
-    /** Leaves the line in a write transaction of its own ({@link SqliteWrites}). */
+    /** Leaves the line in a write transaction of its own ({@link SqliteWrites}), not flushed. */
     @Override
     public void withdraw(Connection c, String name, String owner) throws SQLException {
-        SqliteWrites.inWriteTransaction(c, tx -> {
+        SqliteWrites.inWriteTransactionNotFlushed(c, tx -> {
             super.withdraw(c, name, owner);
             return null;
         });
@@ -182,7 +186,8 @@ final class SqliteLeaseTable extends LeaseTable {
     public boolean release(Connection c, LeaseKey key) throws SQLException {
         writeTurn.lock();
         try {
-            return SqliteWrites.inWriteTransaction(c, tx -> {
+            // not flushed: a release lost in a power failure leaves the row held until its lease ends
+            return SqliteWrites.inWriteTransactionNotFlushed(c, tx -> {
                 try (PreparedStatement ps = c.prepareStatement("UPDATE " + table + " SET owner = NULL,"
                         + " expires_at = MIN(expires_at, " + NOW + ") WHERE name = ? AND owner = ? AND token = ?")) {
                     ps.setString(1, key.name());

@@ -27,10 +27,18 @@ CREATE TABLE IF NOT EXISTS baton_locks_rw (
 -- The line of waiters for plain (exclusive) leases: one ticket per waiting owner. A free lock goes to the
 -- earliest live ticket (enqueued_at, then owner); a ticket lives one lease of its waiter past its last
 -- attempt, so a dead waiter never holds the line back longer than that.
+-- MEMORY, not InnoDB: a ticket is the order of the line, not a grant, so taking and leaving a place cost no
+-- durable commit (InnoDB: one redo-log flush each, two of the four per hand-over). A server restart empties the
+-- line (waiters write their tickets again at their next refresh); Galera does not replicate it (each node keeps
+-- its own line; grants stay exclusive, they are decided on the InnoDB lease row). A ticket takes about 6 KB (row
+-- and key), so the line holds max_heap_table_size / 6 KB tickets (2,873 with the default 16 MB), the setting as
+-- it was when the table was created or, after a restart, first opened: raise it globally where more threads may
+-- wait at once. ENGINE = InnoDB works too, at a flush per ticket. BTREE: the statements look tickets up by name
+-- alone, which a HASH key cannot.
 CREATE TABLE IF NOT EXISTS baton_locks_queue (
     name        VARBINARY(2048) NOT NULL,
     owner       VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,
     enqueued_at DATETIME(6)     NOT NULL COMMENT 'UTC',
     expires_at  DATETIME(6)     NOT NULL COMMENT 'UTC',
-    PRIMARY KEY (name, owner)
-) ENGINE = InnoDB;
+    PRIMARY KEY USING BTREE (name, owner)
+) ENGINE = MEMORY;

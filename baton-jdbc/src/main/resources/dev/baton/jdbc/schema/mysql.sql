@@ -32,7 +32,10 @@ CREATE TABLE IF NOT EXISTS baton_locks_rw (
 
 -- The line of waiters for plain (exclusive) leases: one ticket per waiting owner. A free lock goes to the
 -- earliest live ticket (enqueued_at, then owner); a ticket lives one lease of its waiter past its last
--- attempt, so a dead waiter never holds the line back longer than that.
+-- attempt, so a dead waiter never holds the line back longer than that. InnoDB, unlike MariaDB's MEMORY line:
+-- MySQL's grant is a transaction that also removes the ticket (a non-transactional table there would keep a
+-- rolled-back grant's removal, and GTID consistency refuses the mix), and Group Replication refuses writes to
+-- tables of other engines.
 CREATE TABLE IF NOT EXISTS baton_locks_queue (
     name        VARBINARY(2048) NOT NULL,
     owner       VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,

@@ -50,6 +50,41 @@ class SqliteWritesTest {
         assertThat(count()).isEqualTo(1);
     }
 
+    /**
+     * A write whose loss is harmless (a release, a ticket) commits without the WAL's fsync in WAL mode
+     * ({@code synchronous} NORMAL, 1, during it) and the connection's setting is put back (FULL, 2); in a rollback
+     * journal it stays FULL, where NORMAL could corrupt the file in a power failure.
+     */
+    @Test
+    void aWriteNotFlushedCommitsAtNormalInWalModeOnlyAndPutsTheSettingBack() throws SQLException {
+        try (Connection c = dataSource.getConnection()) {
+            try (Statement st = c.createStatement()) {
+                st.execute("PRAGMA synchronous = FULL");
+            }
+            int during = SqliteWrites.inWriteTransactionNotFlushed(c, tx -> {
+                try (Statement in = tx.createStatement()) {
+                    in.executeUpdate("INSERT INTO t VALUES (1)");
+                }
+                return synchronous(tx);
+            });
+            assertThat(during).as("synchronous during the write, WAL mode").isEqualTo(1);
+            assertThat(synchronous(c)).as("put back").isEqualTo(2);
+            try (Statement st = c.createStatement()) {
+                st.execute("PRAGMA journal_mode = DELETE"); // (a statement still open would keep SQLite from committing)
+            }
+            int inJournal = SqliteWrites.inWriteTransactionNotFlushed(c, tx -> synchronous(tx));
+            assertThat(inJournal).as("synchronous during the write, rollback journal").isEqualTo(2);
+        }
+        assertThat(count()).isEqualTo(1);
+    }
+
+    private static int synchronous(Connection c) throws SQLException {
+        try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery("PRAGMA synchronous")) {
+            rs.next();
+            return rs.getInt(1);
+        }
+    }
+
     @Test
     void aFailingWorkIsRolledBackAndRethrown() throws SQLException {
         try (Connection c = dataSource.getConnection()) {
