@@ -22,10 +22,11 @@ final class Subjects {
     static List<Subject> all() {
         List<Subject> all = new ArrayList<>();
         all.add(new BatonSubject("baton-lease-pg", Servers.Db.POSTGRESQL, "raw-lease-pg",
-                "fair: a line of waiters in <table>_queue, woken by LISTEN/NOTIFY on release; same client: woken by the release at once",
+                "fair: a line of waiters in <table>_queue, the head woken by LISTEN/NOTIFY on release (none with nobody in"
+                        + " line); releases and tickets not flushed; same client: woken by the release at once",
                 ds -> JdbcLocks.builder(ds).tableName(BATON_TABLE).createTableIfMissing().clientIdPrefix("bench")));
         all.add(new BatonSubject("baton-lease-mariadb", Servers.Db.MARIADB, "raw-lease-mariadb",
-                "fair: a line of waiters in <table>_queue; each looks again at a pace set by the line, 1-100 ms"
+                "fair: a line of waiters in <table>_queue (a MEMORY table); each looks again at a pace set by the line, 1-100 ms"
                         + " (the head about every half hand-over); same client: woken by the release at once",
                 ds -> JdbcLocks.builder(ds).tableName(BATON_TABLE).createTableIfMissing().clientIdPrefix("bench")));
         all.add(new BatonSubject("baton-lease-sqlite", Servers.Db.SQLITE, null,
