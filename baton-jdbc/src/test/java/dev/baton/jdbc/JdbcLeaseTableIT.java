@@ -360,6 +360,50 @@ class JdbcLeaseTableIT {
     }
 
     /**
+     * PostgreSQL: the waiter that a release's notice names as the head of the line grants itself at once, without
+     * looking first: its whole acquisition is the first grant (held), its ticket, the look after the ticket, and the
+     * grant after the notice (a look before that grant without the shortcut). The waiter's polls are 30 s apart, so
+     * nothing but the notice wakes it.
+     */
+    @Test
+    void aPostgresWaiterNamedByTheReleaseGrantsItselfWithoutALook() throws Exception {
+        String name = unique("named-head");
+        try (var pool = pool(PostgresFixture.ADMIN_URL, true, null)) {
+            SqlRecordingDataSource recorded = new SqlRecordingDataSource(pool);
+            try (JdbcLockClient holderClient = JdbcLocks.builder(postgres()).tableName("baton_named")
+                    .createTableIfMissing().leaseTime(Duration.ofSeconds(60)).build();
+                 JdbcLockClient waiterClient = JdbcLocks.builder(recorded).tableName("baton_named")
+                         .leaseTime(Duration.ofSeconds(60)).minPollInterval(Duration.ofSeconds(30))
+                         .maxPollInterval(Duration.ofSeconds(30)).build()) {
+                Lease held = holderClient.lock(name).acquire(Duration.ofSeconds(5));
+                int before = recorded.sql().size();
+                ExecutorService one = Executors.newSingleThreadExecutor();
+                try {
+                    Future<Long> waiter = one.submit(() -> {
+                        try (Lease got = waiterClient.lock(name).acquire(Duration.ofSeconds(25))) {
+                            return got.fencingToken();
+                        }
+                    });
+                    await().atMost(Duration.ofSeconds(10)).until(() -> recorded.sql().size() - before >= 3);
+                    held.close();
+                    assertThat(waiter.get(10, TimeUnit.SECONDS)).isGreaterThan(held.fencingToken());
+                } finally {
+                    one.shutdownNow();
+                }
+                List<String> sent = recorded.sql().subList(before, recorded.sql().size()).stream()
+                        .filter(sql -> sql.contains("baton_named")).toList();
+                assertThat(sent.stream().map(sql -> sql.substring(0, Math.min(sql.length(), 30))).toList())
+                        .as("the waiter's statements, its release included").containsExactly(
+                                "WITH granted AS ( INSERT INTO ", // the first attempt: held
+                                "INSERT INTO baton_named_queue ", // its ticket
+                                "SELECT l.owner, l.token, ceil(", // the look after the ticket
+                                "WITH granted AS ( INSERT INTO ", // woken by the notice: the grant, no look
+                                "WITH released AS ( UPDATE bato"); // the release
+            }
+        }
+    }
+
+    /**
      * MariaDB's line is a MEMORY table, whose size was fixed when it was created: a waiter that finds it full fails
      * with an error that names the table and what to do, and the lock is untouched. Forced: the line is created at
      * the smallest {@code max_heap_table_size} (room for a few tickets) and filled with other waiters' tickets.

@@ -51,8 +51,9 @@ import java.util.concurrent.TimeUnit;
  *       ({@link dev.baton.jdbc.StrategyConflictException}): one name, one lock.</li>
  *   <li>Withdraw: a waiter that stops without a grant deletes its ticket; {@link #close()} deletes every ticket
  *       the client still has.</li>
- *   <li>Wake: PostgreSQL with a listener, by {@code NOTIFY} naming the head of the line (a waiter that has just
- *       taken its place looks once more, since a release before its ticket named nobody); elsewhere each waiter is told when to look again by
+ *   <li>Wake: PostgreSQL with a listener, by {@code NOTIFY} naming the head of the line, whose next attempt goes
+ *       straight to the grant (a waiter that has just taken its place looks once more, since a release before its
+ *       ticket named nobody); elsewhere each waiter is told when to look again by
  *       {@link AcquireResult.Busy#nextTry}, paced by how fast its place in line moves.</li>
  *   <li>Renew: extend every live row whose name, owner and token match, in as few statements as the dialect
  *       allows ({@link LeaseTable#renewBatch}); the rows not extended are lost.</li>
@@ -126,8 +127,53 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
 
         @Override
         public void listen(ReleaseListener listener) {
-            super.listener = listener;
+            super.listener = new ReleaseListener() {
+                @Override
+                public void released(String name) {
+                    listener.released(name);
+                }
+
+                @Override
+                public void released(String name, String owner) {
+                    named(name, owner);
+                    listener.released(name, owner);
+                }
+
+                @Override
+                public void resynchronize() {
+                    listener.resynchronize();
+                }
+            };
         }
+    }
+
+    /**
+     * Waiters of this client that a release notice named as the head of a line, by owner and name, with the
+     * {@link System#nanoTime()} of the notice: such a waiter's next attempt goes straight to the grant (the lock was
+     * just freed for it), without the look. Entries end at that attempt; a notice older than
+     * {@link #CONTENDED_NANOS} is ignored (the waiter left, or looked again anyway).
+     */
+    private final ConcurrentHashMap<String, Long> namedHeads = new ConcurrentHashMap<>();
+
+    private static String headKey(String name, String owner) {
+        return owner.length() + ":" + owner + name;
+    }
+
+    /** A notice named {@code owner} next in the line of {@code name}: remembered only for this client's waiters. */
+    void named(String name, String owner) {
+        String self = ownerPrefix;
+        if (self != null && owner.startsWith(self)) {
+            if (namedHeads.size() >= 10_000) {
+                namedHeads.clear(); // a hint: a waiter forgotten early only looks before its grant
+            }
+            namedHeads.put(headKey(name, owner), System.nanoTime());
+        }
+    }
+
+    /** Whether a notice named this waiter the head of its line lately (and forgets it). */
+    private boolean namedHead(AcquireRequest request) {
+        Long at = namedHeads.remove(headKey(request.name(), request.owner()));
+        return at != null && System.nanoTime() - at < CONTENDED_NANOS;
     }
 
     /** The pool this backend borrows from, shared with the client's transaction strategies. */
@@ -140,8 +186,12 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
         return description;
     }
 
+    /** {@code <client id>#}: how the owners of this client's requests begin (the core's {@link AcquireRequest#owner()}). */
+    private volatile String ownerPrefix;
+
     @Override
     public void start(String clientId) {
+        ownerPrefix = clientId + "#";
         if (listener != null && table.releaseChannel() != null) {
             pgListener = new PgReleaseListener(notifications, table.releaseChannel(), listener, description);
             pgListener.start();
@@ -209,7 +259,8 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
         long leaseMillis = request.leaseTime().toMillis();
         boolean waits = request.patience() == AcquireRequest.Patience.WAIT;
         return run("acquire of '" + name + "'", c -> {
-            if (places.containsKey(request) || recentlyContended(name)) {
+            // a waiter that a release notice named the head of the line grants itself at once, without a look
+            if (!namedHead(request) && (places.containsKey(request) || recentlyContended(name))) {
                 LeaseTable.Look look = table.look(c, name, owner);
                 if (look.holder() != null) {
                     LeaseTable.refuseSessionMarker(look.holder(), name, table.table);
