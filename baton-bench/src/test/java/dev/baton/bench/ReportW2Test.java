@@ -40,7 +40,7 @@ class ReportW2Test {
                 1, 2, 2, 34.72, -1, new long[0], null));
         String md = report.markdown();
 
-        assertThat(md).contains("| W2 baton-lease-pg ≤ 2 durable commits per hand-over (server log fsyncs per grant)"
+        assertThat(md).contains("| W2 baton-lease-pg ≤ 2 durable commits per hand-over (server fsyncs per grant)"
                 + " | 0.93 | yes |");
         assertThat(md).contains("| W2 baton-lease-sqlite ≤ 2 durable commits per hand-over (statements sent per grant,"
                 + " incl. failed attempts) | 34.72 | **no** |");

@@ -285,7 +285,8 @@ class JdbcLeaseTableIT {
                 locks.lock(name).acquire(Duration.ofSeconds(5)).close(); // the statements are prepared once
                 int before = recorded.sql().size();
                 locks.lock(name).acquire(Duration.ofSeconds(5)).close();
-                List<String> sent = recorded.sql().subList(before, recorded.sql().size()).stream()
+                List<String> all = recorded.sql(); // one copy: the listener's probe may add to it meanwhile
+                List<String> sent = all.subList(before, all.size()).stream()
                         .filter(sql -> sql.contains("baton_two")).toList();
                 assertThat(sent).as("statements of one uncontended acquire and release").hasSize(2);
             }
@@ -384,13 +385,22 @@ class JdbcLeaseTableIT {
                             return got.fencingToken();
                         }
                     });
-                    await().atMost(Duration.ofSeconds(10)).until(() -> recorded.sql().size() - before >= 3);
+                    // the attempt, the ticket and the look after it have run (a statement is recorded when it is
+                    // prepared: the count must stay at 3 a while), so the release finds the waiter parked in line
+                    java.util.function.Supplier<Long> sentSoFar = () -> {
+                        List<String> all = recorded.sql();
+                        return all.subList(before, all.size()).stream().filter(sql -> sql.contains("baton_named"))
+                                .count();
+                    };
+                    await().atMost(Duration.ofSeconds(10)).during(Duration.ofMillis(300))
+                            .until(() -> sentSoFar.get() == 3);
                     held.close();
                     assertThat(waiter.get(10, TimeUnit.SECONDS)).isGreaterThan(held.fencingToken());
                 } finally {
                     one.shutdownNow();
                 }
-                List<String> sent = recorded.sql().subList(before, recorded.sql().size()).stream()
+                List<String> all = recorded.sql();
+                List<String> sent = all.subList(before, all.size()).stream()
                         .filter(sql -> sql.contains("baton_named")).toList();
                 assertThat(sent.stream().map(sql -> sql.substring(0, Math.min(sql.length(), 30))).toList())
                         .as("the waiter's statements, its release included").containsExactly(

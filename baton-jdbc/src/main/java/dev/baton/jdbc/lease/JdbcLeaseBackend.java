@@ -170,10 +170,24 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
         }
     }
 
-    /** Whether a notice named this waiter the head of its line lately (and forgets it). */
+    /**
+     * Whether a notice named this waiter the head of its line lately (and forgets it). Only a request that is in
+     * line counts: a notice can arrive after its waiter was granted (woken by the release in its own client) or left,
+     * and the same thread's next acquisition must not take it for its own turn.
+     */
     private boolean namedHead(AcquireRequest request) {
+        if (namedHeads.isEmpty()) {
+            return false;
+        }
         Long at = namedHeads.remove(headKey(request.name(), request.owner()));
-        return at != null && System.nanoTime() - at < CONTENDED_NANOS;
+        return at != null && System.nanoTime() - at < CONTENDED_NANOS && places.containsKey(request);
+    }
+
+    /** The waiter's place ended (granted, or it left): a notice naming it from now on is not its turn. */
+    private void forgetNamed(AcquireRequest request) {
+        if (!namedHeads.isEmpty()) {
+            namedHeads.remove(headKey(request.name(), request.owner()));
+        }
     }
 
     /** The pool this backend borrows from, shared with the client's transaction strategies. */
@@ -280,6 +294,7 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
             AcquireResult result = table.tryAcquire(c, name, owner, leaseMillis, places.containsKey(request));
             if (result instanceof AcquireResult.Granted) {
                 places.remove(request);
+                forgetNamed(request);
                 return result;
             }
             LeaseTable.refuseSessionMarker(result, name, table.table);
@@ -343,6 +358,7 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
                 true);
         if (result instanceof AcquireResult.Granted) {
             places.remove(request);
+            forgetNamed(request);
             return result;
         }
         return busy; // taken by someone else in between: the notice of its release will name the line's head
@@ -442,6 +458,7 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
         String name = request.name();
         String owner = request.owner();
         if (request.mode() == LockMode.EXCLUSIVE) {
+            forgetNamed(request);
             if (places.remove(request) != null) {
                 run("withdrawing the place in line of '" + name + "'", c -> {
                     table.withdraw(c, name, owner);
