@@ -96,15 +96,10 @@ public class ZooKeeperStrategy implements CheckStrategy {
     public CheckBackend open(String url, String table, Duration leaseTime) {
         validate(url);
         String root = root(table);
-        CuratorFramework admin = CuratorFrameworkFactory.builder().connectString(connectString(url))
-                .sessionTimeoutMs(30_000).connectionTimeoutMs(10_000)
-                .retryPolicy(new BoundedExponentialBackoffRetry(50, 1000, 3)).build();
-        admin.start();
+        CuratorFramework admin = controllerClient(url, 30_000);
         CuratorFramework probe = null;
         try {
-            if (!admin.blockUntilConnected(10, TimeUnit.SECONDS)) {
-                throw new IllegalStateException("cannot connect to ZooKeeper at " + url + " within 10 s");
-            }
+            awaitConnected(admin, url);
             // the checker's own root: start every scenario with no nodes, so no earlier run's members linger
             try {
                 admin.delete().deletingChildrenIfNeeded().forPath(root);
@@ -113,13 +108,8 @@ public class ZooKeeperStrategy implements CheckStrategy {
             }
             // the lock client on a Curator client of the controller's own, so that check (d) knows its session: after a
             // restart fault it reconnects on the same session, perhaps from a port a worker's proxy used before
-            probe = CuratorFrameworkFactory.builder().connectString(connectString(url))
-                    .sessionTimeoutMs((int) leaseTime.toMillis()).connectionTimeoutMs(10_000)
-                    .retryPolicy(new BoundedExponentialBackoffRetry(50, 1000, 3)).build();
-            probe.start();
-            if (!probe.blockUntilConnected(10, TimeUnit.SECONDS)) {
-                throw new IllegalStateException("cannot connect to ZooKeeper at " + url + " within 10 s");
-            }
+            probe = controllerClient(url, (int) leaseTime.toMillis());
+            awaitConnected(probe, url);
             ZooKeeperLockClient client = ZooKeeperLocks.builder(probe).rootPath(root).leaseTime(leaseTime)
                     .clientIdPrefix("checker").build();
             return new Backend(url, root, admin, probe, client);
@@ -133,6 +123,21 @@ public class ZooKeeperStrategy implements CheckStrategy {
         } catch (Exception e) {
             closeQuietly(probe, admin);
             throw new IllegalStateException("cannot prepare ZooKeeper at " + url + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** A started Curator client of the controller's own; {@link #awaitConnected} tells when it is connected. */
+    private static CuratorFramework controllerClient(String url, int sessionTimeoutMs) {
+        CuratorFramework c = CuratorFrameworkFactory.builder().connectString(connectString(url))
+                .sessionTimeoutMs(sessionTimeoutMs).connectionTimeoutMs(10_000)
+                .retryPolicy(new BoundedExponentialBackoffRetry(50, 1000, 3)).build();
+        c.start();
+        return c;
+    }
+
+    private static void awaitConnected(CuratorFramework c, String url) throws InterruptedException {
+        if (!c.blockUntilConnected(10, TimeUnit.SECONDS)) {
+            throw new IllegalStateException("cannot connect to ZooKeeper at " + url + " within 10 s");
         }
     }
 
