@@ -328,6 +328,21 @@ class JdbcLeaseTableIT {
         }
     }
 
+    /** A PostgreSQL client with a 60 s lease on {@code table} (created if missing): the holder of the two tests below. */
+    private static JdbcLockClient holderClient(String table) {
+        return JdbcLocks.builder(postgres()).tableName(table).createTableIfMissing().leaseTime(Duration.ofSeconds(60))
+                .build();
+    }
+
+    /**
+     * A client over {@code dataSource} on {@code table} whose waiters poll only every 30 s (its first park is at
+     * least 15 s), so that within a test's few seconds nothing but a notice or its own next look can grant them.
+     */
+    private static JdbcLockClient slowPollingWaiter(javax.sql.DataSource dataSource, String table) {
+        return JdbcLocks.builder(dataSource).tableName(table).leaseTime(Duration.ofSeconds(60))
+                .minPollInterval(Duration.ofSeconds(30)).maxPollInterval(Duration.ofSeconds(30)).build();
+    }
+
     /**
      * PostgreSQL: a waiter whose release came after its attempt found the lock held but before its ticket was in
      * line was named by no notice (the line was empty at the release); it looks once more after taking its place
@@ -340,11 +355,8 @@ class JdbcLeaseTableIT {
         String name = unique("late-ticket");
         try (var pool = pool(PostgresFixture.ADMIN_URL, true, null)) {
             SqlRecordingDataSource hooked = new SqlRecordingDataSource(pool);
-            try (JdbcLockClient holderClient = JdbcLocks.builder(postgres()).tableName("baton_late")
-                    .createTableIfMissing().leaseTime(Duration.ofSeconds(60)).build();
-                 JdbcLockClient waiterClient = JdbcLocks.builder(hooked).tableName("baton_late")
-                         .leaseTime(Duration.ofSeconds(60)).minPollInterval(Duration.ofSeconds(30))
-                         .maxPollInterval(Duration.ofSeconds(30)).build()) {
+            try (JdbcLockClient holderClient = holderClient("baton_late");
+                 JdbcLockClient waiterClient = slowPollingWaiter(hooked, "baton_late")) {
                 Lease held = holderClient.lock(name).acquire(Duration.ofSeconds(5));
                 hooked.before("INSERT INTO baton_late_queue", held::close);
                 long start = System.nanoTime();
@@ -371,11 +383,8 @@ class JdbcLeaseTableIT {
         String name = unique("named-head");
         try (var pool = pool(PostgresFixture.ADMIN_URL, true, null)) {
             SqlRecordingDataSource recorded = new SqlRecordingDataSource(pool);
-            try (JdbcLockClient holderClient = JdbcLocks.builder(postgres()).tableName("baton_named")
-                    .createTableIfMissing().leaseTime(Duration.ofSeconds(60)).build();
-                 JdbcLockClient waiterClient = JdbcLocks.builder(recorded).tableName("baton_named")
-                         .leaseTime(Duration.ofSeconds(60)).minPollInterval(Duration.ofSeconds(30))
-                         .maxPollInterval(Duration.ofSeconds(30)).build()) {
+            try (JdbcLockClient holderClient = holderClient("baton_named");
+                 JdbcLockClient waiterClient = slowPollingWaiter(recorded, "baton_named")) {
                 Lease held = holderClient.lock(name).acquire(Duration.ofSeconds(5));
                 int before = recorded.sql().size();
                 ExecutorService one = Executors.newSingleThreadExecutor();
