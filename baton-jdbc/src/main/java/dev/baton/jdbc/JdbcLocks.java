@@ -254,20 +254,14 @@ public final class JdbcLocks {
 
         /**
          * Refuses a pool too small for the session strategy's two dedicated connections. The maximum is read
-         * from HikariCP ({@code getMaximumPoolSize}, found without a compile-time dependency, as
-         * {@link ConnectionSupport#discard} finds {@code evictConnection}); other pools are not checked.
+         * from HikariCP ({@link ConnectionSupport#maximumPoolSize}); other pools are not checked.
          */
         private static void checkPoolSize(DataSource dataSource) {
-            int max;
-            try {
-                Object v = dataSource.getClass().getMethod("getMaximumPoolSize").invoke(dataSource);
-                if (!(v instanceof Integer i)) {
-                    return;
-                }
-                max = i;
-            } catch (ReflectiveOperationException | RuntimeException e) {
+            java.util.OptionalInt size = ConnectionSupport.maximumPoolSize(dataSource);
+            if (size.isEmpty()) {
                 return; // not HikariCP: documented in the README
             }
+            int max = size.getAsInt();
             if (max < SESSION_CONNECTIONS) {
                 throw new PoolTooSmallException("the session strategy keeps " + SESSION_CONNECTIONS + " connections of the"
                         + " pool for the client's life (one session holds the locks, one waits on the server), but"

@@ -422,6 +422,137 @@ class JdbcLeaseTableIT {
         }
     }
 
+    /** The connection that holds the bell of {@code name} in {@code table} (MariaDB), or null if nobody does. */
+    private static Long bellHolder(Connection admin, String table, String name) throws SQLException {
+        try (PreparedStatement ps = admin.prepareStatement("SELECT IS_USED_LOCK(?)")) {
+            ps.setString(1, new dev.baton.jdbc.session.SessionKeys(table).myBellKey(name));
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                long id = rs.getLong(1);
+                return rs.wasNull() ? null : id;
+            }
+        }
+    }
+
+    /**
+     * MariaDB: a holder granted a contended lock keeps its bell, and the head of the line waits for the bell on the
+     * server instead of looking again and again: while the holder keeps the lock for 2 s the head sends a look only
+     * per wait slice (500 ms), where the line-paced poll looked about a hundred times; rung by the release, it goes
+     * straight to the grant (and removes its ticket), no look in between. The holder is made a contended grantee
+     * first: the waiter's client holds the lock while the holder waits in line.
+     */
+    @Test
+    void aMariaDbHeadOfTheLineWaitsOnTheHoldersBellInsteadOfLooking() throws Exception {
+        String name = unique("bell");
+        try (var holderPool = pool(MariaDbFixture.ADMIN_URL, true, null);
+             var waiterPool = pool(MariaDbFixture.ADMIN_URL, true, null);
+             Connection admin = DriverManager.getConnection(MariaDbFixture.ADMIN_URL)) {
+            SqlRecordingDataSource recorded = new SqlRecordingDataSource(waiterPool);
+            try (JdbcLockClient holderClient = JdbcLocks.builder(holderPool).tableName("baton_bell")
+                    .createTableIfMissing().leaseTime(Duration.ofSeconds(60)).build();
+                 JdbcLockClient waiterClient = JdbcLocks.builder(recorded).tableName("baton_bell")
+                         .leaseTime(Duration.ofSeconds(60)).build()) {
+                ExecutorService two = Executors.newFixedThreadPool(2);
+                try {
+                    Lease first = waiterClient.lock(name).acquire(Duration.ofSeconds(5));
+                    Future<Lease> holding = two.submit(() -> holderClient.lock(name).acquire(Duration.ofSeconds(20)));
+                    await().atMost(Duration.ofSeconds(10)).until(() -> ticketsIn(admin, "baton_bell", name) == 1);
+                    first.close();
+                    Lease held = holding.get(10, TimeUnit.SECONDS);
+                    await("the contended grantee arms its bell").atMost(Duration.ofSeconds(10))
+                            .until(() -> bellHolder(admin, "baton_bell", name) != null);
+                    int before = recorded.sql().size();
+                    Future<Long> waiter = two.submit(() -> {
+                        try (Lease got = waiterClient.lock(name).acquire(Duration.ofSeconds(20))) {
+                            return got.fencingToken();
+                        }
+                    });
+                    Thread.sleep(2_000); // the holder keeps the lock while its waiter waits
+                    held.close();
+                    assertThat(waiter.get(10, TimeUnit.SECONDS)).isGreaterThan(held.fencingToken());
+                    List<String> all = recorded.sql();
+                    List<String> sent = all.subList(before, all.size()).stream()
+                            .map(sql -> sql.substring(0, Math.min(sql.length(), 40))).toList();
+                    long looks = sent.stream().filter(sql -> sql.startsWith("SELECT l.owner")).count();
+                    // (the waiter's own bell, armed by its contended grant and let go by its release, is sent by
+                    // another thread: only the waits and the statements on the tables count here)
+                    long waits = sent.stream().filter(sql -> sql.contains("IF(GET_LOCK")).count();
+                    assertThat(looks).as("looks during a 2 s hold (statements: %s)", sent).isBetween(1L, 8L);
+                    assertThat(waits).as("waits for the bell").isBetween(1L, 8L);
+                    int lastWait = 0;
+                    for (int i = 0; i < sent.size(); i++) {
+                        if (sent.get(i).contains("IF(GET_LOCK")) {
+                            lastWait = i;
+                        }
+                    }
+                    assertThat(sent.subList(lastWait + 1, sent.size()).stream()
+                            .filter(sql -> sql.contains("baton_bell")).toList())
+                            .as("after the bell: the grant and the removal of the ticket, then the release")
+                            .satisfiesExactly(
+                                    grant -> assertThat(grant).startsWith("INSERT INTO baton_bell ("),
+                                    ticket -> assertThat(ticket).startsWith("DELETE FROM baton_bell_queue"),
+                                    release -> assertThat(release).startsWith("UPDATE baton_bell SET owner = NULL"));
+                } finally {
+                    two.shutdownNow();
+                }
+            }
+        }
+    }
+
+    /**
+     * MariaDB: the bell is only a wake-up. A holder's bell connection killed on the server lets the bell go, which
+     * wakes the head of the line; its grant finds the lock still held (the lease row decides, not the bell), so it
+     * waits on without an error, and takes the lock when the holder releases it.
+     */
+    @Test
+    void aKilledBellConnectionWakesTheHeadButNeverGrantsIt() throws Exception {
+        String name = unique("killed-bell");
+        try (var holderPool = pool(MariaDbFixture.ADMIN_URL, true, null);
+             var waiterPool = pool(MariaDbFixture.ADMIN_URL, true, null);
+             Connection admin = DriverManager.getConnection(MariaDbFixture.ADMIN_URL)) {
+            try (JdbcLockClient holderClient = JdbcLocks.builder(holderPool).tableName("baton_bell")
+                    .createTableIfMissing().leaseTime(Duration.ofSeconds(60)).build();
+                 JdbcLockClient waiterClient = JdbcLocks.builder(waiterPool).tableName("baton_bell")
+                         .leaseTime(Duration.ofSeconds(60)).build()) {
+                ExecutorService two = Executors.newFixedThreadPool(2);
+                try {
+                    Lease first = waiterClient.lock(name).acquire(Duration.ofSeconds(5));
+                    Future<Lease> holding = two.submit(() -> holderClient.lock(name).acquire(Duration.ofSeconds(20)));
+                    await().atMost(Duration.ofSeconds(10)).until(() -> ticketsIn(admin, "baton_bell", name) == 1);
+                    first.close();
+                    Lease held = holding.get(10, TimeUnit.SECONDS);
+                    await().atMost(Duration.ofSeconds(10)).until(() -> bellHolder(admin, "baton_bell", name) != null);
+                    Future<Long> waiter = two.submit(() -> {
+                        try (Lease got = waiterClient.lock(name).acquire(Duration.ofSeconds(20))) {
+                            return got.fencingToken();
+                        }
+                    });
+                    await().atMost(Duration.ofSeconds(10)).until(() -> ticketsIn(admin, "baton_bell", name) == 1);
+                    try (Statement st = admin.createStatement()) {
+                        st.execute("KILL " + bellHolder(admin, "baton_bell", name));
+                    }
+                    Thread.sleep(500); // the head, rung by the kill, finds the lock held and waits on
+                    assertThat(waiter).as("the head is not granted a lock that is held").isNotDone();
+                    assertThat(held.isValid()).isTrue();
+                    held.close();
+                    assertThat(waiter.get(10, TimeUnit.SECONDS)).isGreaterThan(held.fencingToken());
+                } finally {
+                    two.shutdownNow();
+                }
+            }
+        }
+    }
+
+    private static int ticketsIn(Connection admin, String table, String name) throws SQLException {
+        try (PreparedStatement ps = admin.prepareStatement("SELECT COUNT(*) FROM " + table + "_queue WHERE name = ?")) {
+            ps.setString(1, name);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getInt(1);
+            }
+        }
+    }
+
     /**
      * MariaDB's line is a MEMORY table, whose size was fixed when it was created: a waiter that finds it full fails
      * with an error that names the table and what to do, and the lock is untouched. Forced: the line is created at

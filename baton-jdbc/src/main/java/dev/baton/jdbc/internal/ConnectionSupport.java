@@ -117,6 +117,19 @@ public final class ConnectionSupport {
     }
 
     /**
+     * The maximum size of a HikariCP pool ({@code getMaximumPoolSize}, found without a compile-time dependency, as
+     * {@link #discard} finds {@code evictConnection}), or empty for any other data source.
+     */
+    public static java.util.OptionalInt maximumPoolSize(DataSource dataSource) {
+        try {
+            Object v = dataSource.getClass().getMethod("getMaximumPoolSize").invoke(dataSource);
+            return v instanceof Integer i ? java.util.OptionalInt.of(i) : java.util.OptionalInt.empty();
+        } catch (ReflectiveOperationException | RuntimeException e) {
+            return java.util.OptionalInt.empty();
+        }
+    }
+
+    /**
      * Closes a connection so that its physical connection is never handed out again. HikariCP (found by its
      * public {@code evictConnection(Connection)}, without a compile-time dependency) evicts it at once; any
      * other pool gets {@link Connection#abort}, which closes the physical connection so the pool's validation

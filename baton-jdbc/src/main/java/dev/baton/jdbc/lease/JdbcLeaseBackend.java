@@ -9,6 +9,7 @@ import dev.baton.jdbc.internal.DialectTraits;
 import dev.baton.jdbc.readwrite.ReadWriteTable;
 import dev.baton.spi.AcquireRequest;
 import dev.baton.spi.AcquireResult;
+import dev.baton.spi.BlockingWait;
 import dev.baton.spi.ConfirmsGrants;
 import dev.baton.spi.LeaseKey;
 import dev.baton.spi.LockMode;
@@ -28,6 +29,7 @@ import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -82,23 +84,32 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
     private final DialectTraits traits;
     private PgReleaseListener pgListener;
     private ReleaseListener listener;
+    /** MariaDB, MySQL: the bells this client's holders and waiters keep for the waiters behind them, or null ({@link Ringing}). */
+    private final LineBells bells;
+    /** How many of this client's waiters may wait on a bell at once (each on a pooled connection). */
+    private final Semaphore bellWaits;
 
     /**
      * @param notifications where the PostgreSQL release listener {@code LISTEN}s (the main data source, or a
      *                      direct one the user gave), or null for none: waiters in other clients then poll
      */
-    private JdbcLeaseBackend(DataSource dataSource, LeaseTable table, DataSource notifications, boolean direct) {
+    private JdbcLeaseBackend(DataSource dataSource, LeaseTable table, DataSource notifications, boolean direct,
+                             int bellWaiters) {
         this.dataSource = dataSource;
         this.notifications = notifications;
         this.table = table;
         this.traits = DialectTraits.of(table.dialect(), direct);
         this.rwTable = ReadWriteTable.of(table.dialect(), table.table);
         this.description = "jdbc-lease/" + table.dialect().id() + " (table " + table.table + ")";
+        this.bells = bellWaiters > 0 ? new LineBells(dataSource, table.table, description) : null;
+        this.bellWaits = new Semaphore(Math.max(0, bellWaiters));
     }
 
     /**
      * The backend for {@code table}: on PostgreSQL with a listening data source one that {@link NotifiesReleases}
-     * (LISTEN/NOTIFY), elsewhere one that does not, so the core polls at the holder's expiry and its backoff.
+     * (LISTEN/NOTIFY); on MariaDB and MySQL one whose head of a line waits on the holder's bell ({@link Ringing}),
+     * unless the pool is a HikariCP pool of fewer than {@link #BELL_POOL_SIZE} connections; elsewhere one whose
+     * waiters poll, paced by their line.
      *
      * @param notifications where the PostgreSQL release listener {@code LISTEN}s, or null for none
      */
@@ -114,15 +125,64 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
      */
     public static JdbcLeaseBackend create(DataSource dataSource, LeaseTable table, DataSource notifications,
                                           boolean direct) {
-        return notifications != null && table.releaseChannel() != null
-                ? new Notifying(dataSource, table, notifications, direct)
-                : new JdbcLeaseBackend(dataSource, table, null, direct);
+        if (notifications != null && table.releaseChannel() != null) {
+            return new Notifying(dataSource, table, notifications, direct);
+        }
+        int bellWaiters = bellWaiters(dataSource, table);
+        return bellWaiters > 0 ? new Ringing(dataSource, table, direct, bellWaiters)
+                : new JdbcLeaseBackend(dataSource, table, null, direct, 0);
+    }
+
+    /**
+     * The least HikariCP pool that MariaDB's and MySQL's bells are used with: one connection keeps the client's
+     * bells, one waits on a bell, and one is left for the statements.
+     */
+    public static final int BELL_POOL_SIZE = 3;
+    /** How many waiters of a client wait on bells at once where the pool's size is not known. */
+    private static final int BELL_WAITERS_UNKNOWN_POOL = 2;
+
+    /**
+     * How many waiters of a MariaDB or MySQL client may wait on bells at once: a HikariCP pool's size less the bell
+     * connection and one for the statements (none below {@link #BELL_POOL_SIZE}: then no bells, and waiters poll),
+     * {@value #BELL_WAITERS_UNKNOWN_POOL} for other pools; 0 on other databases.
+     */
+    private static int bellWaiters(DataSource dataSource, LeaseTable table) {
+        if (table.dialect() != dev.baton.jdbc.Dialect.MARIADB && table.dialect() != dev.baton.jdbc.Dialect.MYSQL) {
+            return 0;
+        }
+        java.util.OptionalInt size = ConnectionSupport.maximumPoolSize(dataSource);
+        if (size.isEmpty()) {
+            return BELL_WAITERS_UNKNOWN_POOL;
+        }
+        if (size.getAsInt() < BELL_POOL_SIZE) {
+            org.slf4j.LoggerFactory.getLogger(JdbcLeaseBackend.class).info("table {}: the pool's maximumPoolSize is {},"
+                    + " below the {} that waiting on bells needs; waiters poll, paced by their line", table.table,
+                    size.getAsInt(), BELL_POOL_SIZE);
+            return 0;
+        }
+        return size.getAsInt() - 2;
+    }
+
+    /**
+     * The lease backend on MariaDB and MySQL: each waiter waits on the server for the bell of the one ahead of it
+     * ({@link LineBells}) — the head for the holder's — instead of polling (as many at once as the pool spares; the
+     * others poll, paced by the line).
+     */
+    public static final class Ringing extends JdbcLeaseBackend implements BlockingWait {
+        private Ringing(DataSource dataSource, LeaseTable table, boolean direct, int bellWaiters) {
+            super(dataSource, table, null, direct, bellWaiters);
+        }
+
+        @Override
+        public Outcome awaitGrant(AcquireRequest request, Duration slice) {
+            return awaitBell(request, slice);
+        }
     }
 
     /** The lease backend on PostgreSQL with a listener connection: releases wake waiters in other clients. */
     public static final class Notifying extends JdbcLeaseBackend implements NotifiesReleases {
         private Notifying(DataSource dataSource, LeaseTable table, DataSource notifications, boolean direct) {
-            super(dataSource, table, notifications, direct);
+            super(dataSource, table, notifications, direct, 0);
         }
 
         @Override
@@ -272,6 +332,9 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
         String owner = request.owner();
         long leaseMillis = request.leaseTime().toMillis();
         boolean waits = request.patience() == AcquireRequest.Patience.WAIT;
+        if (bells != null) {
+            bellFor.remove(request);
+        }
         return run("acquire of '" + name + "'", c -> {
             // a waiter that a release notice named the head of the line grants itself at once, without a look
             if (!namedHead(request) && (places.containsKey(request) || recentlyContended(name))) {
@@ -280,22 +343,23 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
                     LeaseTable.refuseSessionMarker(look.holder(), name, table.table);
                     contended(name);
                     boolean newPlace = keepPlace(c, request, waits, look.ahead());
+                    waitOnBell(request, waits, look, look.holder(),
+                            System.nanoTime() + look.holder().remaining().toNanos());
                     return afterNewPlace(c, request, newPlace, inLine(request, look, look.holder()));
                 }
                 if (look.ahead() > 0) {
                     // free, but kept for the waiter ahead in line: no write for the row, a place in line for us
                     contended(name);
                     boolean newPlace = keepPlace(c, request, waits, look.ahead());
+                    waitOnBell(request, waits, look, LINE_AHEAD, Long.MAX_VALUE);
                     return afterNewPlace(c, request, newPlace, inLine(request, look, LINE_AHEAD));
                 }
             }
             // (uncontended as far as this client knows, the look is skipped: the grant itself takes the row only if
             // it is free and nobody else is in line, so the look would only cost a round trip)
             AcquireResult result = table.tryAcquire(c, name, owner, leaseMillis, places.containsKey(request));
-            if (result instanceof AcquireResult.Granted) {
-                places.remove(request);
-                forgetNamed(request);
-                return result;
+            if (result instanceof AcquireResult.Granted granted) {
+                return granted(request, granted);
             }
             LeaseTable.refuseSessionMarker(result, name, table.table);
             contended(name);
@@ -338,6 +402,122 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
     }
 
     /**
+     * A grant ends the request's place in line; on MariaDB and MySQL the holder of a contended lock (its grantee
+     * waited in line, or this client found the name held lately) arms the lock's bell for the next head.
+     */
+    private AcquireResult granted(AcquireRequest request, AcquireResult.Granted granted) {
+        boolean waited = places.remove(request) != null;
+        forgetNamed(request);
+        if (bells != null) {
+            if (waited || recentlyContended(request.name())) {
+                bells.arm(bells.holderBell(request.name()), granted.token());
+            }
+            if (waited) {
+                // after the holder's bell: the waiter this wakes finds it armed
+                bells.letGo(bells.ticketBell(request.name(), request.owner()), 0);
+            }
+        }
+        return granted;
+    }
+
+    /**
+     * The bell each request of this client waits on next (MariaDB, MySQL), as its last attempt found: the holder's
+     * bell for the head of the line behind a live holder, else the ticket bell of the waiter right ahead. Set by an
+     * attempt, taken by the wait that follows it.
+     */
+    private final ConcurrentHashMap<AcquireRequest, BellWait> bellFor = new ConcurrentHashMap<>();
+
+    /**
+     * A wait on {@code bell}: {@code holders} (the holder's bell: rung, the waiter grants itself) or a ticket bell
+     * (rung, it looks again, unless {@code secondInLine}: then the waiter ahead was the head, and has just been
+     * granted or left, so this one is now the head and waits on the holder's bell next); {@code busy}: the answer
+     * while it rings not; {@code endsNanos}: the {@link System#nanoTime()} after which waiting on it is pointless
+     * (the holder's lease ends).
+     */
+    private record BellWait(String bell, boolean holders, boolean secondInLine, AcquireResult.Busy busy,
+                            long endsNanos) {
+    }
+
+    /** After a look that found the lock held or kept: which bell the waiting request waits on next, if any. */
+    private void waitOnBell(AcquireRequest request, boolean waits, LeaseTable.Look look, AcquireResult.Busy busy,
+                            long endsNanos) {
+        if (bells == null || !waits) {
+            return;
+        }
+        if (look.ahead() == 0 && look.holder() != null) {
+            bellFor.put(request, new BellWait(bells.holderBell(request.name()), true, false, busy, endsNanos));
+        } else if (look.ahead() > 0 && look.predecessor() != null) {
+            bellFor.put(request, new BellWait(bells.ticketBell(request.name(), look.predecessor()), false,
+                    look.ahead() == 1, busy, Long.MAX_VALUE));
+        }
+    }
+
+    /**
+     * The wait of a waiter in line (MariaDB, MySQL): on the bell its last attempt chose ({@link #waitOnBell}), at
+     * most {@code slice} (and, for the holder's bell, no longer than the holder's lease plus a millisecond). Rung:
+     * the head goes straight to the grant, on the same connection; the second in line, now the head, waits on the
+     * holder's bell for the rest of the slice (the grantee ahead armed it before it let its ticket bell go), and
+     * looks again at once if it finds none; any other waiter looks again at once. Not now:
+     * no bell to wait on, as many waiters of this client as the pool spares wait already, or nobody keeps the bell
+     * (the holder's grant was uncontended, or the waiter ahead keeps no bell): the core parks until the line-paced
+     * poll.
+     */
+    BlockingWait.Outcome awaitBell(AcquireRequest request, Duration slice) {
+        BellWait wait = bellFor.remove(request);
+        if (wait == null || closed) {
+            return NO_BELL_TO_WAIT_ON;
+        }
+        long timeout = Math.min(slice.toNanos(), wait.endsNanos() == Long.MAX_VALUE ? Long.MAX_VALUE
+                : wait.endsNanos() - System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(1));
+        if (timeout <= 0) {
+            return new BlockingWait.Outcome.Decided(wait.busy()); // the holder's lease has ended: look again now
+        }
+        if (!bellWaits.tryAcquire()) {
+            return OTHERS_WAIT;
+        }
+        String name = request.name();
+        long sliceEnds = System.nanoTime() + timeout;
+        try {
+            return run("waiting for a bell in the line of '" + name + "'", c -> {
+                LineBells.Rang rang = bells.await(c, wait.bell(), timeout);
+                if (rang == LineBells.Rang.NO_BELL) {
+                    return NOBODY_KEEPS_IT;
+                }
+                if (rang == LineBells.Rang.RUNG && wait.secondInLine()) {
+                    long left = sliceEnds - System.nanoTime();
+                    rang = left <= 0 ? LineBells.Rang.STILL_HELD : bells.await(c, bells.holderBell(name), left);
+                    if (rang == LineBells.Rang.NO_BELL) {
+                        rang = LineBells.Rang.STILL_HELD; // the holder keeps none (or let go already): look now
+                    }
+                } else if (rang == LineBells.Rang.RUNG && !wait.holders()) {
+                    rang = LineBells.Rang.STILL_HELD; // the line moved ahead of this waiter: look now
+                }
+                if (rang == LineBells.Rang.STILL_HELD) {
+                    return new BlockingWait.Outcome.Decided(wait.busy()); // look again now
+                }
+                // the holder let go (or its session ended): the grant, which checks the row and the line
+                AcquireResult result = table.tryAcquire(c, name, request.owner(), request.leaseTime().toMillis(),
+                        true);
+                if (result instanceof AcquireResult.Granted granted) {
+                    return new BlockingWait.Outcome.Decided(granted(request, granted));
+                }
+                LeaseTable.refuseSessionMarker(result, name, table.table);
+                contended(name);
+                return new BlockingWait.Outcome.Decided(result);
+            });
+        } finally {
+            bellWaits.release();
+        }
+    }
+
+    private static final BlockingWait.Outcome NO_BELL_TO_WAIT_ON = new BlockingWait.Outcome.NotNow(
+            "no bell to wait on: the line-paced poll");
+    private static final BlockingWait.Outcome OTHERS_WAIT = new BlockingWait.Outcome.NotNow(
+            "as many waiters of this client as the pool spares wait on bells already: the line-paced poll");
+    private static final BlockingWait.Outcome NOBODY_KEEPS_IT = new BlockingWait.Outcome.NotNow(
+            "nobody keeps the bell (an uncontended grant, or a waiter ahead that keeps none): the line-paced poll");
+
+    /**
      * {@code busy}, unless this attempt has just taken a new place in line on a server that wakes waiters by
      * notification: a release that came between this attempt's look and its ticket may have named nobody (a release
      * with an empty line sends no notice), so the waiter looks once more now that it is in line, and takes a lock it
@@ -356,10 +536,8 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
         }
         AcquireResult result = table.tryAcquire(c, request.name(), request.owner(), request.leaseTime().toMillis(),
                 true);
-        if (result instanceof AcquireResult.Granted) {
-            places.remove(request);
-            forgetNamed(request);
-            return result;
+        if (result instanceof AcquireResult.Granted granted) {
+            return granted(request, granted);
         }
         return busy; // taken by someone else in between: the notice of its release will name the line's head
     }
@@ -446,6 +624,9 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
             table.withdraw(c, request.name(), request.owner());
             return false;
         }
+        if (last == null && bells != null) {
+            bells.arm(bells.ticketBell(request.name(), request.owner()), 0); // for the waiter behind
+        }
         return last == null;
     }
 
@@ -459,11 +640,20 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
         String owner = request.owner();
         if (request.mode() == LockMode.EXCLUSIVE) {
             forgetNamed(request);
+            if (bells != null) {
+                bellFor.remove(request);
+            }
             if (places.remove(request) != null) {
-                run("withdrawing the place in line of '" + name + "'", c -> {
-                    table.withdraw(c, name, owner);
-                    return null;
-                });
+                try {
+                    run("withdrawing the place in line of '" + name + "'", c -> {
+                        table.withdraw(c, name, owner);
+                        return null;
+                    });
+                } finally {
+                    if (bells != null) {
+                        bells.letGo(bells.ticketBell(name, owner), 0); // wakes the waiter behind
+                    }
+                }
             }
         } else if (request.mode() == LockMode.WRITE) {
             run("withdrawing the writer's claim on '" + name + "'", c -> {
@@ -480,7 +670,14 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
             String channel = table.releaseChannel();
             return run(what, c -> rwTable.release(c, lease, channel), true);
         }
-        return run(what, c -> table.release(c, lease), true);
+        try {
+            return run(what, c -> table.release(c, lease), true);
+        } finally {
+            if (bells != null) {
+                // after the row is free (or the release failed: no matter): wakes the head of the line
+                bells.letGo(bells.holderBell(lease.name()), lease.token());
+            }
+        }
     }
 
     /** One read: the row matches name, owner and token and has not expired by the database clock. */
@@ -511,12 +708,20 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
         int plainBatch = table.renewBatch();
         // the read-write table lists keys as OR terms in every dialect (3 parameters each)
         int rwBatch = Math.min(plainBatch, 1_000);
-        return run("renewal of " + leases.size() + " lease(s)", c -> {
+        Set<LeaseKey> result = run("renewal of " + leases.size() + " lease(s)", c -> {
             Set<LeaseKey> renewed = new HashSet<>();
             inBatches(plain, plainBatch, part -> renewed.addAll(table.renew(c, part, millis)));
             inBatches(rw, rwBatch, part -> renewed.addAll(rwTable.renew(c, part, millis)));
             return renewed;
         }, true);
+        if (bells != null) {
+            for (LeaseKey k : plain) {
+                if (!result.contains(k)) {
+                    bells.letGo(bells.holderBell(k.name()), k.token()); // lost: no release will let its bell go
+                }
+            }
+        }
+        return result;
     }
 
     private interface Batch {
@@ -562,6 +767,9 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
                     return Optional.empty();
                 }
                 if (table.release(c, new LeaseKey(name, live.holder(), live.token()))) {
+                    if (bells != null) {
+                        bells.letGo(bells.holderBell(name), live.token()); // if this client held it
+                    }
                     return Optional.of(new ForcedRelease(name, live.holder(), live.token(), live.remaining()));
                 }
             }
@@ -586,6 +794,10 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
                 }
             }
         } finally {
+            bellFor.clear();
+            if (bells != null) {
+                bells.close(); // lets every bell go: the places' too
+            }
             if (pgListener != null) {
                 pgListener.close();
             }

@@ -153,27 +153,45 @@ public abstract class LeaseTable {
     }
 
     /**
-     * What an attempt sees, in one read: the live holder (or null), and how many live waiters of other owners are
-     * ahead of {@code owner} in the line.
+     * What an attempt sees, in one read: the live holder (or null), how many live waiters of other owners are
+     * ahead of {@code owner} in the line, and (where {@link #namesPredecessor()}) the owner of the live ticket
+     * right ahead of the caller's, or null.
      */
-    public record Look(AcquireResult.Busy holder, int ahead) {
+    public record Look(AcquireResult.Busy holder, int ahead, String predecessor) {
+        public Look(AcquireResult.Busy holder, int ahead) {
+            this(holder, ahead, null);
+        }
     }
 
-    /** One read: the holder if the lock is held now, and how many others are ahead in the line. */
+    /**
+     * Whether {@link #look} also names the waiter right ahead of the caller (MariaDB, MySQL: the waiter behind it
+     * waits for that waiter's bell, {@link HolderBell}).
+     */
+    boolean namesPredecessor() {
+        return false;
+    }
+
+    /** One read: the holder if the lock is held now, and how many others are ahead in the line (and who is next ahead). */
     public Look look(Connection c, String name, String owner) throws SQLException {
         String now = nowSql();
+        boolean predecessor = namesPredecessor();
         try (PreparedStatement ps = c.prepareStatement("SELECT l.owner, l.token, " + remainingSql("l.expires_at")
                 + ", CASE WHEN l.owner IS NOT NULL AND l.expires_at > " + now + " THEN 1 ELSE 0 END,"
                 + " (SELECT COUNT(*) FROM " + queue + " o WHERE " + aheadCondition() + ")"
+                + (predecessor ? ", (SELECT o.owner FROM " + queue + " o WHERE " + aheadCondition()
+                   + " ORDER BY o.enqueued_at DESC, o.owner DESC LIMIT 1)" : "")
                 + " FROM (SELECT 1 AS one) d LEFT JOIN " + table + " l ON l.name = ?")) {
             int next = bindAhead(ps, 1, name, owner);
+            if (predecessor) {
+                next = bindAhead(ps, next, name, owner);
+            }
             ps.setString(next, name);
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
                 AcquireResult.Busy holder = rs.getInt(4) == 1
                         ? new AcquireResult.Busy(rs.getString(1), rs.getLong(2), remaining(Math.max(0, rs.getLong(3))))
                         : null;
-                return new Look(holder, rs.getInt(5));
+                return new Look(holder, rs.getInt(5), predecessor ? rs.getString(6) : null);
             }
         }
     }

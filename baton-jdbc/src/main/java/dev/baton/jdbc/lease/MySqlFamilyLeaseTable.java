@@ -81,6 +81,12 @@ final class MySqlFamilyLeaseTable extends LeaseTable {
                 : upsert;
     }
 
+    /** The waiter behind another waits for that waiter's bell ({@link HolderBell}). */
+    @Override
+    boolean namesPredecessor() {
+        return true;
+    }
+
     /** OR terms; MariaDB plans more than about 1,000 badly (see {@link LeaseTable#renewBatch}). */
     @Override
     public int renewBatch() {

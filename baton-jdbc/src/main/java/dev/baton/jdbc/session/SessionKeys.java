@@ -42,6 +42,25 @@ public final class SessionKeys {
         return "baton:" + Base64.getUrlEncoder().withoutPadding().encodeToString(digest(name));
     }
 
+    /**
+     * MariaDB's and MySQL's named lock that the lease strategy's holder of a contended lock keeps while it holds it,
+     * for the head of the line to wait on ({@code "baton-bell:"} plus the base64url SHA-256 of
+     * {@code table + U+0000 + U+0000 "bell" U+0000 + name}: 54 characters, a namespace apart from {@link #myKey}).
+     */
+    public String myBellKey(String name) {
+        return "baton-bell:" + Base64.getUrlEncoder().withoutPadding().encodeToString(digest("\u0000bell\u0000" + name));
+    }
+
+    /**
+     * The named lock that a waiter of the lease strategy keeps while it has a place in the line of {@code name}, for
+     * the waiter behind it to wait on (as {@link #myBellKey}, over {@code U+0000 "ticket" U+0000 + owner + U+0000 +
+     * name}).
+     */
+    public String myTicketBellKey(String name, String owner) {
+        return "baton-bell:" + Base64.getUrlEncoder().withoutPadding().encodeToString(
+                digest("\u0000ticket\u0000" + owner + "\u0000" + name));
+    }
+
     /** PostgreSQL's advisory key of a read-write lock: a namespace apart from plain locks. */
     public long pgRwKey(String name) {
         return pgKey("\u0000rw\u0000" + name);
