@@ -205,9 +205,11 @@ public final class JdbcLocks {
         public JdbcLockClient build() {
             var settings = settings();
             LeaseTable table;
+            boolean serverIsMariaDb;
             SessionStatements sessionStatements = null;
             try (Connection c = dataSource.getConnection()) {
                 Dialect detected = Dialect.detect(c);
+                serverIsMariaDb = detected == Dialect.MARIADB;
                 Dialect chosen = dialect == null ? detected : dialect;
                 if (chosen != detected && !(chosen == Dialect.MYSQL && detected == Dialect.MARIADB)) {
                     throw new DialectMismatchException("dialect " + chosen + " was set but the database is " + detected);
@@ -241,7 +243,7 @@ public final class JdbcLocks {
             Boolean mainPooled = table.releaseChannel() != null && strategy == Strategy.LEASE
                     ? throughPooler(dataSource, "") : null;
             JdbcLeaseBackend leaseBackend = JdbcLeaseBackend.create(dataSource, table,
-                    listenOn(table, settings, mainPooled), Boolean.FALSE.equals(mainPooled));
+                    listenOn(table, settings, mainPooled), Boolean.FALSE.equals(mainPooled), serverIsMariaDb);
             LockBackend backend = strategy == Strategy.LEASE ? leaseBackend
                     : SessionLockBackend.create(dataSource, sessionStatements, new SessionLockBackend.SessionOptions(
                             keepaliveIdle, keepaliveInterval, keepaliveCount, settings.renewInterval()));

@@ -471,8 +471,8 @@ class JdbcLeaseTableIT {
                     held.close();
                     assertThat(waiter.get(10, TimeUnit.SECONDS)).isGreaterThan(held.fencingToken());
                     List<String> all = recorded.sql();
-                    List<String> sent = all.subList(before, all.size()).stream()
-                            .map(sql -> sql.substring(0, Math.min(sql.length(), 40))).toList();
+                    List<String> full = all.subList(before, all.size());
+                    List<String> sent = full.stream().map(sql -> sql.substring(0, Math.min(sql.length(), 40))).toList();
                     long looks = sent.stream().filter(sql -> sql.startsWith("SELECT l.owner")).count();
                     // (the waiter's own bell, armed by its contended grant and let go by its release, is sent by
                     // another thread: only the waits and the statements on the tables count here)
@@ -485,9 +485,11 @@ class JdbcLeaseTableIT {
                             lastWait = i;
                         }
                     }
-                    assertThat(sent.subList(lastWait + 1, sent.size()).stream()
-                            .filter(sql -> sql.contains("baton_bell")).toList())
-                            .as("after the bell: the grant and the removal of the ticket, then the release")
+                    assertThat(full.subList(lastWait + 1, full.size()).stream()
+                            .filter(sql -> sql.contains("baton_bell"))
+                            .map(sql -> sql.substring(0, Math.min(sql.length(), 40))).toList())
+                            .as("after the bell: the grant and the removal of the ticket, then the release (a look"
+                                    + " there would mean the release did not ring)")
                             .satisfiesExactly(
                                     grant -> assertThat(grant).startsWith("INSERT INTO baton_bell ("),
                                     ticket -> assertThat(ticket).startsWith("DELETE FROM baton_bell_queue"),
@@ -510,9 +512,10 @@ class JdbcLeaseTableIT {
         try (var holderPool = pool(MariaDbFixture.ADMIN_URL, true, null);
              var waiterPool = pool(MariaDbFixture.ADMIN_URL, true, null);
              Connection admin = DriverManager.getConnection(MariaDbFixture.ADMIN_URL)) {
+            SqlRecordingDataSource recorded = new SqlRecordingDataSource(waiterPool);
             try (JdbcLockClient holderClient = JdbcLocks.builder(holderPool).tableName("baton_bell")
                     .createTableIfMissing().leaseTime(Duration.ofSeconds(60)).build();
-                 JdbcLockClient waiterClient = JdbcLocks.builder(waiterPool).tableName("baton_bell")
+                 JdbcLockClient waiterClient = JdbcLocks.builder(recorded).tableName("baton_bell")
                          .leaseTime(Duration.ofSeconds(60)).build()) {
                 ExecutorService two = Executors.newFixedThreadPool(2);
                 try {
@@ -527,11 +530,17 @@ class JdbcLeaseTableIT {
                             return got.fencingToken();
                         }
                     });
-                    await().atMost(Duration.ofSeconds(10)).until(() -> ticketsIn(admin, "baton_bell", name) == 1);
+                    await("the head waits on the holder's bell").atMost(Duration.ofSeconds(10))
+                            .until(() -> waitingOnABell(admin));
+                    java.util.function.Supplier<Long> grants = () -> recorded.sql().stream()
+                            .filter(sql -> sql.startsWith("INSERT INTO baton_bell (")).count();
+                    long grantsBefore = grants.get();
                     try (Statement st = admin.createStatement()) {
                         st.execute("KILL " + bellHolder(admin, "baton_bell", name));
                     }
-                    Thread.sleep(500); // the head, rung by the kill, finds the lock held and waits on
+                    await("the head, rung by the kill, tries the grant").atMost(Duration.ofSeconds(10))
+                            .until(() -> grants.get() > grantsBefore);
+                    Thread.sleep(200); // its refused grant has answered; it waits on
                     assertThat(waiter).as("the head is not granted a lock that is held").isNotDone();
                     assertThat(held.isValid()).isTrue();
                     held.close();
@@ -540,6 +549,16 @@ class JdbcLeaseTableIT {
                     two.shutdownNow();
                 }
             }
+        }
+    }
+
+    /** Whether some session waits in {@code GET_LOCK} for a bell (MariaDB's process list: state "User lock"). */
+    private static boolean waitingOnABell(Connection admin) throws SQLException {
+        try (Statement st = admin.createStatement();
+             ResultSet rs = st.executeQuery("SELECT COUNT(*) FROM information_schema.processlist"
+                     + " WHERE state = 'User lock' AND info LIKE '%IF(GET_LOCK%'")) {
+            rs.next();
+            return rs.getInt(1) > 0;
         }
     }
 

@@ -55,8 +55,10 @@ import java.util.concurrent.TimeUnit;
  *       the client still has.</li>
  *   <li>Wake: PostgreSQL with a listener, by {@code NOTIFY} naming the head of the line, whose next attempt goes
  *       straight to the grant (a waiter that has just taken its place looks once more, since a release before its
- *       ticket named nobody); elsewhere each waiter is told when to look again by
- *       {@link AcquireResult.Busy#nextTry}, paced by how fast its place in line moves.</li>
+ *       ticket named nobody); on a MariaDB server by bells ({@link LineBells}): each waiter waits on the server for
+ *       the bell of the one ahead of it, the head for the holder's ({@link Ringing}); elsewhere, and where there is
+ *       no bell to wait on, each waiter is told when to look again by {@link AcquireResult.Busy#nextTry}, paced by
+ *       how fast its place in line moves.</li>
  *   <li>Renew: extend every live row whose name, owner and token match, in as few statements as the dialect
  *       allows ({@link LeaseTable#renewBatch}); the rows not extended are lost.</li>
  *   <li>Release: free the row where name, owner and token match ({@code expires_at} no later than now);
@@ -73,7 +75,7 @@ import java.util.concurrent.TimeUnit;
  * <p>A driver error becomes a {@link LockBackendException} naming the backend and operation.
  * Connections that failed mid-statement are closed by the pool (HikariCP evicts on SQL state class 08 and
  * on socket timeouts), never reused by Baton itself: it keeps no connection between calls, except the
- * PostgreSQL listener's own.
+ * PostgreSQL listener's own and, on MariaDB under contention, the one that keeps the client's bells.
  */
 public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsGrants {
     private final DataSource dataSource;
@@ -114,37 +116,42 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
      * @param notifications where the PostgreSQL release listener {@code LISTEN}s, or null for none
      */
     public static JdbcLeaseBackend create(DataSource dataSource, LeaseTable table, DataSource notifications) {
-        return create(dataSource, table, notifications, false);
+        return create(dataSource, table, notifications, false, table.dialect() == dev.baton.jdbc.Dialect.MARIADB);
     }
 
     /**
      * As {@link #create(DataSource, LeaseTable, DataSource)}; {@code direct}: {@code dataSource} was found to reach
      * PostgreSQL without a pooler, so statements are left to the driver's prepared-statement cache instead of being
      * parsed and planned by the server on every call (the grant is a CTE whose planning cost most of an
-     * uncontended acquire: parse 0.3–0.7 ms, bind 0.5 ms, execute 0.2 ms on this project's machines).
+     * uncontended acquire: parse 0.3–0.7 ms, bind 0.5 ms, execute 0.2 ms on this project's machines);
+     * {@code mariaDbServer}: the server is MariaDB, whose {@code GET_LOCK} waits fractions of a second (MySQL's waits
+     * whole seconds), so the MariaDB and MySQL dialects ring bells there ({@link Ringing}) and nowhere else.
      */
     public static JdbcLeaseBackend create(DataSource dataSource, LeaseTable table, DataSource notifications,
-                                          boolean direct) {
+                                          boolean direct, boolean mariaDbServer) {
         if (notifications != null && table.releaseChannel() != null) {
             return new Notifying(dataSource, table, notifications, direct);
         }
-        int bellWaiters = bellWaiters(dataSource, table);
+        int bellWaiters = mariaDbServer ? bellWaiters(dataSource, table) : 0;
         return bellWaiters > 0 ? new Ringing(dataSource, table, direct, bellWaiters)
                 : new JdbcLeaseBackend(dataSource, table, null, direct, 0);
     }
 
     /**
-     * The least HikariCP pool that MariaDB's and MySQL's bells are used with: one connection keeps the client's
-     * bells, one waits on a bell, and one is left for the statements.
+     * The least HikariCP pool that bells are used with: one connection keeps the client's bells, one waits on a
+     * bell, and one is left for the statements.
      */
     public static final int BELL_POOL_SIZE = 3;
-    /** How many waiters of a client wait on bells at once where the pool's size is not known. */
-    private static final int BELL_WAITERS_UNKNOWN_POOL = 2;
+
+    /** How many waiters of a client wait on bells at once where the pool's size cannot be read (not HikariCP). */
+    public static final int BELL_WAITERS_OTHER_POOLS = 2;
 
     /**
-     * How many waiters of a MariaDB or MySQL client may wait on bells at once: a HikariCP pool's size less the bell
-     * connection and one for the statements (none below {@link #BELL_POOL_SIZE}: then no bells, and waiters poll),
-     * {@value #BELL_WAITERS_UNKNOWN_POOL} for other pools; 0 on other databases.
+     * How many waiters of a client on MariaDB may wait on bells at once, each on a connection of the pool for up to
+     * a slice: a HikariCP pool's size less two — the bell connection, and one always left for the statements, among
+     * them the releases that wake the waiters (none below {@link #BELL_POOL_SIZE}: then no bells, and waiters poll);
+     * {@link #BELL_WAITERS_OTHER_POOLS} for other pools; 0 on other databases. (One waiter per client measured
+     * worse: a client's second waiter polled, and the longest wait in the benchmark's W2 grew to 42× the median.)
      */
     private static int bellWaiters(DataSource dataSource, LeaseTable table) {
         if (table.dialect() != dev.baton.jdbc.Dialect.MARIADB && table.dialect() != dev.baton.jdbc.Dialect.MYSQL) {
@@ -152,7 +159,7 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
         }
         java.util.OptionalInt size = ConnectionSupport.maximumPoolSize(dataSource);
         if (size.isEmpty()) {
-            return BELL_WAITERS_UNKNOWN_POOL;
+            return BELL_WAITERS_OTHER_POOLS;
         }
         if (size.getAsInt() < BELL_POOL_SIZE) {
             org.slf4j.LoggerFactory.getLogger(JdbcLeaseBackend.class).info("table {}: the pool's maximumPoolSize is {},"
@@ -479,13 +486,16 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
         long sliceEnds = System.nanoTime() + timeout;
         try {
             return run("waiting for a bell in the line of '" + name + "'", c -> {
-                LineBells.Rang rang = bells.await(c, wait.bell(), timeout);
+                LineBells.Rang rang = awaitOrDiscard(c, wait.bell(), timeout);
                 if (rang == LineBells.Rang.NO_BELL) {
                     return NOBODY_KEEPS_IT;
                 }
+                if (rang == LineBells.Rang.STILL_HELD && System.nanoTime() < sliceEnds - timeout / 2) {
+                    return CUT_SHORT; // not waited out (the server cut it short): no loop of looks and waits
+                }
                 if (rang == LineBells.Rang.RUNG && wait.secondInLine()) {
                     long left = sliceEnds - System.nanoTime();
-                    rang = left <= 0 ? LineBells.Rang.STILL_HELD : bells.await(c, bells.holderBell(name), left);
+                    rang = left <= 0 ? LineBells.Rang.STILL_HELD : awaitOrDiscard(c, bells.holderBell(name), left);
                     if (rang == LineBells.Rang.NO_BELL) {
                         rang = LineBells.Rang.STILL_HELD; // the holder keeps none (or let go already): look now
                     }
@@ -510,6 +520,21 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
         }
     }
 
+    /**
+     * {@link LineBells#await}; a wait that failed may have left the bell taken on {@code c} (cut off between its
+     * {@code GET_LOCK} and its {@code RELEASE_LOCK}), so the connection is discarded, never given back to the pool.
+     */
+    private LineBells.Rang awaitOrDiscard(java.sql.Connection c, String bell, long timeoutNanos) throws SQLException {
+        try {
+            return bells.await(c, bell, timeoutNanos);
+        } catch (SQLException | RuntimeException e) {
+            ConnectionSupport.discard(dataSource, c, "a wait for a bell failed: " + e.getMessage());
+            throw e;
+        }
+    }
+
+    private static final BlockingWait.Outcome CUT_SHORT = new BlockingWait.Outcome.NotNow(
+            "the wait for a bell ended before its time: the line-paced poll");
     private static final BlockingWait.Outcome NO_BELL_TO_WAIT_ON = new BlockingWait.Outcome.NotNow(
             "no bell to wait on: the line-paced poll");
     private static final BlockingWait.Outcome OTHERS_WAIT = new BlockingWait.Outcome.NotNow(
@@ -687,10 +712,14 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
         if (lease.mode() != LockMode.EXCLUSIVE) {
             return run(what, c -> rwTable.isHeld(c, lease), true);
         }
-        return run(what, c -> {
+        boolean held = run(what, c -> {
             AcquireResult.Busy holder = table.peek(c, lease.name());
             return holder != null && lease.owner().equals(holder.holder()) && holder.token() == lease.token();
         }, true);
+        if (!held && bells != null) {
+            bells.letGo(bells.holderBell(lease.name()), lease.token()); // lost: no release will let its bell go
+        }
+        return held;
     }
 
     /**

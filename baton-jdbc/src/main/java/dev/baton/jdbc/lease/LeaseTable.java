@@ -165,7 +165,7 @@ public abstract class LeaseTable {
 
     /**
      * Whether {@link #look} also names the waiter right ahead of the caller (MariaDB, MySQL: the waiter behind it
-     * waits for that waiter's bell, {@link HolderBell}).
+     * waits for that waiter's bell, {@link LineBells}).
      */
     boolean namesPredecessor() {
         return false;

@@ -64,8 +64,10 @@ final class LineBells implements AutoCloseable {
     private final ScheduledThreadPoolExecutor ringer;
     /** Set by the first {@link #arm}: until then there is nothing to let go, and no thread. */
     private volatile boolean used;
+    /** Set first thing by {@link #close()}: nothing is armed from then on. */
+    private volatile boolean closed;
     // the bell connection and what it holds: touched only on the ringer thread
-    private Connection session;
+    private volatile Connection session;
     private final Map<String, Long> armed = new HashMap<>();
     private long idleSince;
 
@@ -156,6 +158,9 @@ final class LineBells implements AutoCloseable {
     private void send(List<Op> batch) {
         List<Op> sent = new java.util.ArrayList<>();
         for (Op op : batch) {
+            if (op.arm() && closed) {
+                continue; // the client is closing: its bells go, none is armed
+            }
             if (op.arm()) {
                 if (armed.containsKey(op.bell())) {
                     armed.put(op.bell(), op.tenure()); // kept here already (a lease lost without a release, re-granted)
@@ -260,6 +265,7 @@ final class LineBells implements AutoCloseable {
     /** Lets every bell go and gives the connection back; arms and lets go nothing after. */
     @Override
     public void close() {
+        closed = true;
         if (!used) {
             ringer.shutdownNow();
             return;
@@ -287,6 +293,11 @@ final class LineBells implements AutoCloseable {
         try {
             if (!ringer.awaitTermination(5, TimeUnit.SECONDS)) {
                 ringer.shutdownNow();
+                Connection stuck = session;
+                if (stuck != null) {
+                    // the ringer is stuck in a statement: its connection goes, and its bells with its session
+                    ConnectionSupport.discard(dataSource, stuck, "the bell thread did not end on close");
+                }
             }
         } catch (InterruptedException e) {
             ringer.shutdownNow();

@@ -81,7 +81,7 @@ final class MySqlFamilyLeaseTable extends LeaseTable {
                 : upsert;
     }
 
-    /** The waiter behind another waits for that waiter's bell ({@link HolderBell}). */
+    /** The waiter behind another waits for that waiter's bell ({@link LineBells}). */
     @Override
     boolean namesPredecessor() {
         return true;
