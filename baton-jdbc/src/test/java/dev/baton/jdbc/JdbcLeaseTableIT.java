@@ -444,61 +444,41 @@ class JdbcLeaseTableIT {
     @Test
     void aMariaDbHeadOfTheLineWaitsOnTheHoldersBellInsteadOfLooking() throws Exception {
         String name = unique("bell");
-        try (var holderPool = pool(MariaDbFixture.ADMIN_URL, true, null);
-             var waiterPool = pool(MariaDbFixture.ADMIN_URL, true, null);
-             Connection admin = DriverManager.getConnection(MariaDbFixture.ADMIN_URL)) {
-            SqlRecordingDataSource recorded = new SqlRecordingDataSource(waiterPool);
-            try (JdbcLockClient holderClient = JdbcLocks.builder(holderPool).tableName("baton_bell")
-                    .createTableIfMissing().leaseTime(Duration.ofSeconds(60)).build();
-                 JdbcLockClient waiterClient = JdbcLocks.builder(recorded).tableName("baton_bell")
-                         .leaseTime(Duration.ofSeconds(60)).build()) {
-                ExecutorService two = Executors.newFixedThreadPool(2);
-                try {
-                    Lease first = waiterClient.lock(name).acquire(Duration.ofSeconds(5));
-                    Future<Lease> holding = two.submit(() -> holderClient.lock(name).acquire(Duration.ofSeconds(20)));
-                    await().atMost(Duration.ofSeconds(10)).until(() -> ticketsIn(admin, "baton_bell", name) == 1);
-                    first.close();
-                    Lease held = holding.get(10, TimeUnit.SECONDS);
-                    await("the contended grantee arms its bell").atMost(Duration.ofSeconds(10))
-                            .until(() -> bellHolder(admin, "baton_bell", name) != null);
-                    int before = recorded.sql().size();
-                    Future<Long> waiter = two.submit(() -> {
-                        try (Lease got = waiterClient.lock(name).acquire(Duration.ofSeconds(20))) {
-                            return got.fencingToken();
-                        }
-                    });
-                    Thread.sleep(2_000); // the holder keeps the lock while its waiter waits
-                    held.close();
-                    assertThat(waiter.get(10, TimeUnit.SECONDS)).isGreaterThan(held.fencingToken());
-                    List<String> all = recorded.sql();
-                    List<String> full = all.subList(before, all.size());
-                    List<String> sent = full.stream().map(sql -> sql.substring(0, Math.min(sql.length(), 40))).toList();
-                    long looks = sent.stream().filter(sql -> sql.startsWith("SELECT l.owner")).count();
-                    // (the waiter's own bell, armed by its contended grant and let go by its release, is sent by
-                    // another thread: only the waits and the statements on the tables count here)
-                    long waits = sent.stream().filter(sql -> sql.contains("IF(GET_LOCK")).count();
-                    assertThat(looks).as("looks during a 2 s hold (statements: %s)", sent).isBetween(1L, 8L);
-                    assertThat(waits).as("waits for the bell").isBetween(1L, 8L);
-                    int lastWait = 0;
-                    for (int i = 0; i < sent.size(); i++) {
-                        if (sent.get(i).contains("IF(GET_LOCK")) {
-                            lastWait = i;
-                        }
-                    }
-                    assertThat(full.subList(lastWait + 1, full.size()).stream()
-                            .filter(sql -> sql.contains("baton_bell"))
-                            .map(sql -> sql.substring(0, Math.min(sql.length(), 40))).toList())
-                            .as("after the bell: the grant and the removal of the ticket, then the release (a look"
-                                    + " there would mean the release did not ring)")
-                            .satisfiesExactly(
-                                    grant -> assertThat(grant).startsWith("INSERT INTO baton_bell ("),
-                                    ticket -> assertThat(ticket).startsWith("DELETE FROM baton_bell_queue"),
-                                    release -> assertThat(release).startsWith("UPDATE baton_bell SET owner = NULL"));
-                } finally {
-                    two.shutdownNow();
+        onAContendedBell(name, (held, waiterClient, recorded, admin, two) -> {
+            int before = recorded.sql().size();
+            Future<Long> waiter = two.submit(() -> {
+                try (Lease got = waiterClient.lock(name).acquire(Duration.ofSeconds(20))) {
+                    return got.fencingToken();
+                }
+            });
+            Thread.sleep(2_000); // the holder keeps the lock while its waiter waits
+            held.close();
+            assertThat(waiter.get(10, TimeUnit.SECONDS)).isGreaterThan(held.fencingToken());
+            List<String> all = recorded.sql();
+            List<String> full = all.subList(before, all.size());
+            List<String> sent = full.stream().map(sql -> sql.substring(0, Math.min(sql.length(), 40))).toList();
+            long looks = sent.stream().filter(sql -> sql.startsWith("SELECT l.owner")).count();
+            // (the waiter's own bell, armed by its contended grant and let go by its release, is sent by
+            // another thread: only the waits and the statements on the tables count here)
+            long waits = sent.stream().filter(sql -> sql.contains("IF(GET_LOCK")).count();
+            assertThat(looks).as("looks during a 2 s hold (statements: %s)", sent).isBetween(1L, 8L);
+            assertThat(waits).as("waits for the bell").isBetween(1L, 8L);
+            int lastWait = 0;
+            for (int i = 0; i < sent.size(); i++) {
+                if (sent.get(i).contains("IF(GET_LOCK")) {
+                    lastWait = i;
                 }
             }
-        }
+            assertThat(full.subList(lastWait + 1, full.size()).stream()
+                    .filter(sql -> sql.contains("baton_bell"))
+                    .map(sql -> sql.substring(0, Math.min(sql.length(), 40))).toList())
+                    .as("after the bell: the grant and the removal of the ticket, then the release (a look"
+                            + " there would mean the release did not ring)")
+                    .satisfiesExactly(
+                            grant -> assertThat(grant).startsWith("INSERT INTO baton_bell ("),
+                            ticket -> assertThat(ticket).startsWith("DELETE FROM baton_bell_queue"),
+                            release -> assertThat(release).startsWith("UPDATE baton_bell SET owner = NULL"));
+        });
     }
 
     /**
@@ -509,47 +489,79 @@ class JdbcLeaseTableIT {
     @Test
     void aKilledBellConnectionWakesTheHeadButNeverGrantsIt() throws Exception {
         String name = unique("killed-bell");
+        onAContendedBell(name, (held, waiterClient, recorded, admin, two) -> {
+            Future<Long> waiter = two.submit(() -> {
+                try (Lease got = waiterClient.lock(name).acquire(Duration.ofSeconds(20))) {
+                    return got.fencingToken();
+                }
+            });
+            await("the head waits on the holder's bell").atMost(Duration.ofSeconds(10))
+                    .until(() -> waitingOnABell(admin));
+            java.util.function.Supplier<Long> grants = () -> recorded.sql().stream()
+                    .filter(sql -> sql.startsWith("INSERT INTO baton_bell (")).count();
+            long grantsBefore = grants.get();
+            try (Statement st = admin.createStatement()) {
+                st.execute("KILL " + bellHolder(admin, "baton_bell", name));
+            }
+            await("the head, rung by the kill, tries the grant").atMost(Duration.ofSeconds(10))
+                    .until(() -> grants.get() > grantsBefore);
+            Thread.sleep(200); // its refused grant has answered; it waits on
+            assertThat(waiter).as("the head is not granted a lock that is held").isNotDone();
+            assertThat(held.isValid()).isTrue();
+            held.close();
+            assertThat(waiter.get(10, TimeUnit.SECONDS)).isGreaterThan(held.fencingToken());
+        });
+    }
+
+    /** The body of a bell test: what {@link #onAContendedBell} set up. */
+    private interface BellTest {
+        void run(Lease held, JdbcLockClient waiterClient, SqlRecordingDataSource recorded, Connection admin,
+                 ExecutorService two) throws Exception;
+    }
+
+    /**
+     * Two MariaDB clients on table {@code baton_bell}, each on a pool of its own, the waiter's recorded: the holder
+     * holds {@code name} by a contended grant, its bell armed ({@link #contendedGrantee}); then {@code test} runs.
+     */
+    private static void onAContendedBell(String name, BellTest test) throws Exception {
         try (var holderPool = pool(MariaDbFixture.ADMIN_URL, true, null);
              var waiterPool = pool(MariaDbFixture.ADMIN_URL, true, null);
              Connection admin = DriverManager.getConnection(MariaDbFixture.ADMIN_URL)) {
             SqlRecordingDataSource recorded = new SqlRecordingDataSource(waiterPool);
-            try (JdbcLockClient holderClient = JdbcLocks.builder(holderPool).tableName("baton_bell")
-                    .createTableIfMissing().leaseTime(Duration.ofSeconds(60)).build();
-                 JdbcLockClient waiterClient = JdbcLocks.builder(recorded).tableName("baton_bell")
-                         .leaseTime(Duration.ofSeconds(60)).build()) {
+            try (JdbcLockClient holderClient = bellClient(holderPool);
+                 JdbcLockClient waiterClient = bellClient(recorded)) {
                 ExecutorService two = Executors.newFixedThreadPool(2);
                 try {
-                    Lease first = waiterClient.lock(name).acquire(Duration.ofSeconds(5));
-                    Future<Lease> holding = two.submit(() -> holderClient.lock(name).acquire(Duration.ofSeconds(20)));
-                    await().atMost(Duration.ofSeconds(10)).until(() -> ticketsIn(admin, "baton_bell", name) == 1);
-                    first.close();
-                    Lease held = holding.get(10, TimeUnit.SECONDS);
-                    await().atMost(Duration.ofSeconds(10)).until(() -> bellHolder(admin, "baton_bell", name) != null);
-                    Future<Long> waiter = two.submit(() -> {
-                        try (Lease got = waiterClient.lock(name).acquire(Duration.ofSeconds(20))) {
-                            return got.fencingToken();
-                        }
-                    });
-                    await("the head waits on the holder's bell").atMost(Duration.ofSeconds(10))
-                            .until(() -> waitingOnABell(admin));
-                    java.util.function.Supplier<Long> grants = () -> recorded.sql().stream()
-                            .filter(sql -> sql.startsWith("INSERT INTO baton_bell (")).count();
-                    long grantsBefore = grants.get();
-                    try (Statement st = admin.createStatement()) {
-                        st.execute("KILL " + bellHolder(admin, "baton_bell", name));
-                    }
-                    await("the head, rung by the kill, tries the grant").atMost(Duration.ofSeconds(10))
-                            .until(() -> grants.get() > grantsBefore);
-                    Thread.sleep(200); // its refused grant has answered; it waits on
-                    assertThat(waiter).as("the head is not granted a lock that is held").isNotDone();
-                    assertThat(held.isValid()).isTrue();
-                    held.close();
-                    assertThat(waiter.get(10, TimeUnit.SECONDS)).isGreaterThan(held.fencingToken());
+                    test.run(contendedGrantee(holderClient, waiterClient, name, admin, two), waiterClient, recorded,
+                            admin, two);
                 } finally {
                     two.shutdownNow();
                 }
             }
         }
+    }
+
+    /** A MariaDB client with a 60 s lease on table {@code baton_bell} (created if missing). */
+    private static JdbcLockClient bellClient(javax.sql.DataSource dataSource) {
+        return JdbcLocks.builder(dataSource).tableName("baton_bell").createTableIfMissing()
+                .leaseTime(Duration.ofSeconds(60)).build();
+    }
+
+    /**
+     * Makes {@code holderClient} the holder of {@code name} by a contended grant (it waits in line while
+     * {@code otherClient} holds the lock, on a thread of {@code threads}), and returns its lease once its bell is
+     * armed.
+     */
+    private static Lease contendedGrantee(JdbcLockClient holderClient, JdbcLockClient otherClient, String name,
+                                          Connection admin, ExecutorService threads) throws Exception {
+        Lease first = otherClient.lock(name).acquire(Duration.ofSeconds(5));
+        Future<Lease> holding = threads.submit(() -> holderClient.lock(name).acquire(Duration.ofSeconds(20)));
+        await().atMost(Duration.ofSeconds(10)).until(() -> ticketsIn(admin, "baton_bell", name) == 1);
+        first.close();
+        Lease held = holding.get(10, TimeUnit.SECONDS);
+        await("the contended grantee arms its bell").atMost(Duration.ofSeconds(10))
+                .until(() -> bellHolder(admin, "baton_bell", name) != null);
+        return held;
     }
 
     /** Whether some session waits in {@code GET_LOCK} for a bell (MariaDB's process list: state "User lock"). */
