@@ -513,6 +513,62 @@ class JdbcLeaseTableIT {
         });
     }
 
+    /**
+     * Regression (issue 13, seen in the benchmark as a 520 ms longest wait on MariaDB, 42× the median): a waiter's
+     * bell was named by the waiter alone, so a waiter that was granted, let go and took a new place behind the one
+     * that had been behind it kept the very bell that one was about to wait on — which then waited out its whole
+     * 500 ms slice as head of a free lock. A place's bell is now named by when the place was taken. Forced: just
+     * before the successor's wait statement, its predecessor is granted, releases, and takes a new place behind it.
+     */
+    @Test
+    void aWaiterIsNotHeldByTheBellOfANewPlaceItsPredecessorTookBehindIt() throws Exception {
+        String name = unique("new-place");
+        try (var holderPool = pool(MariaDbFixture.ADMIN_URL, true, null);
+             var predecessorPool = pool(MariaDbFixture.ADMIN_URL, true, null);
+             var successorPool = pool(MariaDbFixture.ADMIN_URL, true, null);
+             Connection admin = DriverManager.getConnection(MariaDbFixture.ADMIN_URL)) {
+            SqlRecordingDataSource recorded = new SqlRecordingDataSource(successorPool);
+            try (JdbcLockClient holderClient = bellClient(holderPool);
+                 JdbcLockClient predecessorClient = bellClient(predecessorPool);
+                 JdbcLockClient successorClient = bellClient(recorded)) {
+                // one thread: the predecessor's second place is the same owner's (a waiter is its client and thread)
+                ExecutorService threads = Executors.newSingleThreadExecutor();
+                try {
+                    Lease held = holderClient.lock(name).acquire(Duration.ofSeconds(5));
+                    Future<Lease> predecessor = threads.submit(() ->
+                            predecessorClient.lock(name).acquire(Duration.ofSeconds(20)));
+                    await().atMost(Duration.ofSeconds(10)).until(() -> ticketsIn(admin, "baton_bell", name) == 1);
+                    java.util.concurrent.atomic.AtomicLong movedAt = new java.util.concurrent.atomic.AtomicLong();
+                    java.util.concurrent.atomic.AtomicReference<Future<Lease>> again =
+                            new java.util.concurrent.atomic.AtomicReference<>();
+                    recorded.before("IF(GET_LOCK", () -> {
+                        try {
+                            held.close();
+                            Lease first = predecessor.get(10, TimeUnit.SECONDS);
+                            threads.submit(first::close).get(10, TimeUnit.SECONDS); // (a lease is closed by its thread)
+                            again.set(threads.submit(() -> predecessorClient.lock(name).acquire(Duration.ofSeconds(20))));
+                            await().atMost(Duration.ofSeconds(10)).until(() -> ticketsIn(admin, "baton_bell", name) == 2);
+                            Thread.sleep(200); // its new place's bell is armed (the old naming re-armed the old bell)
+                            movedAt.set(System.nanoTime());
+                        } catch (Exception e) {
+                            throw new IllegalStateException(e);
+                        }
+                    });
+                    try (Lease got = successorClient.lock(name).acquire(Duration.ofSeconds(20))) {
+                        long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - movedAt.get());
+                        assertThat(movedAt.get()).as("the hook ran before the successor's wait").isNotZero();
+                        // held by its predecessor's new bell, it waits out its 500 ms slice before it looks again
+                        assertThat(ms).as("granted after its predecessor took a new place behind it").isLessThan(400);
+                    }
+                    Lease second = again.get().get(10, TimeUnit.SECONDS);
+                    threads.submit(second::close).get(10, TimeUnit.SECONDS);
+                } finally {
+                    threads.shutdownNow();
+                }
+            }
+        }
+    }
+
     /** The body of a bell test: what {@link #onAContendedBell} set up. */
     private interface BellTest {
         void run(Lease held, JdbcLockClient waiterClient, SqlRecordingDataSource recorded, Connection admin,

@@ -413,15 +413,14 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
      * waited in line, or this client found the name held lately) arms the lock's bell for the next head.
      */
     private AcquireResult granted(AcquireRequest request, AcquireResult.Granted granted) {
-        boolean waited = places.remove(request) != null;
+        Place place = places.remove(request);
         forgetNamed(request);
         if (bells != null) {
-            if (waited || recentlyContended(request.name())) {
+            if (place != null || recentlyContended(request.name())) {
                 bells.arm(bells.holderBell(request.name()), granted.token());
             }
-            if (waited) {
-                // after the holder's bell: the waiter this wakes finds it armed
-                bells.letGo(bells.ticketBell(request.name(), request.owner()), 0);
+            if (place != null && place.bell() != null) {
+                bells.letGo(place.bell(), 0); // after the holder's bell: the waiter this wakes finds it armed
             }
         }
         return granted;
@@ -454,8 +453,8 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
         if (look.ahead() == 0 && look.holder() != null) {
             bellFor.put(request, new BellWait(bells.holderBell(request.name()), true, false, busy, endsNanos));
         } else if (look.ahead() > 0 && look.predecessor() != null) {
-            bellFor.put(request, new BellWait(bells.ticketBell(request.name(), look.predecessor()), false,
-                    look.ahead() == 1, busy, Long.MAX_VALUE));
+            bellFor.put(request, new BellWait(bells.ticketBell(request.name(), look.predecessor(),
+                    look.predecessorSince()), false, look.ahead() == 1, busy, Long.MAX_VALUE));
         }
     }
 
@@ -590,7 +589,7 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
         }
         if (place.firstAhead() == UNKNOWN_AHEAD) {
             // the first look since the place was taken: its pace is measured from here
-            place = new Place(place.since(), place.refreshed(), look.ahead());
+            place = new Place(place.since(), place.refreshed(), look.ahead(), place.bell());
             places.replace(request, place);
         }
         long now = System.nanoTime();
@@ -609,9 +608,10 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
 
     /**
      * A place in line kept by this backend: the {@link System#nanoTime()} at which it was taken and at which it was
-     * last refreshed, and how many were ahead of it when it was taken.
+     * last refreshed, how many were ahead of it when it was taken, and the bell this client keeps for it (MariaDB),
+     * or null.
      */
-    private record Place(long since, long refreshed, int firstAhead) {
+    private record Place(long since, long refreshed, int firstAhead, String bell) {
     }
 
     /**
@@ -641,16 +641,25 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
         if (closed) {
             return false; // the core ends this attempt; close() took the places already
         }
-        table.enqueue(c, request.name(), request.owner(), request.leaseTime().toMillis());
-        places.put(request, last != null ? new Place(last.since(), now, last.firstAhead()) : new Place(now, now, ahead));
+        String bell = null;
+        if (last == null && bells != null) {
+            // a new place, with a bell of its own for the waiter behind: named by when the place was taken
+            long placeSince = table.enqueueTellingPlace(c, request.name(), request.owner(),
+                    request.leaseTime().toMillis());
+            bell = bells.ticketBell(request.name(), request.owner(), placeSince);
+        } else {
+            table.enqueue(c, request.name(), request.owner(), request.leaseTime().toMillis());
+        }
+        places.put(request, last != null ? new Place(last.since(), now, last.firstAhead(), last.bell())
+                : new Place(now, now, ahead, bell));
         if (closed) {
             // close() may have taken its snapshot of the places before this one: leave no ticket behind
             places.remove(request);
             table.withdraw(c, request.name(), request.owner());
             return false;
         }
-        if (last == null && bells != null) {
-            bells.arm(bells.ticketBell(request.name(), request.owner()), 0); // for the waiter behind
+        if (bell != null) {
+            bells.arm(bell, 0); // for the waiter behind
         }
         return last == null;
     }
@@ -668,15 +677,16 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
             if (bells != null) {
                 bellFor.remove(request);
             }
-            if (places.remove(request) != null) {
+            Place place = places.remove(request);
+            if (place != null) {
                 try {
                     run("withdrawing the place in line of '" + name + "'", c -> {
                         table.withdraw(c, name, owner);
                         return null;
                     });
                 } finally {
-                    if (bells != null) {
-                        bells.letGo(bells.ticketBell(name, owner), 0); // wakes the waiter behind
+                    if (place.bell() != null) {
+                        bells.letGo(place.bell(), 0); // wakes the waiter behind
                     }
                 }
             }

@@ -155,11 +155,11 @@ public abstract class LeaseTable {
     /**
      * What an attempt sees, in one read: the live holder (or null), how many live waiters of other owners are
      * ahead of {@code owner} in the line, and (where {@link #namesPredecessor()}) the owner of the live ticket
-     * right ahead of the caller's, or null.
+     * right ahead of the caller's, or null, and when that place was taken ({@link #placeSinceSql}).
      */
-    public record Look(AcquireResult.Busy holder, int ahead, String predecessor) {
+    public record Look(AcquireResult.Busy holder, int ahead, String predecessor, long predecessorSince) {
         public Look(AcquireResult.Busy holder, int ahead) {
-            this(holder, ahead, null);
+            this(holder, ahead, null, 0);
         }
     }
 
@@ -171,6 +171,19 @@ public abstract class LeaseTable {
         return false;
     }
 
+    /** Where {@link #namesPredecessor()}: a ticket's {@code enqueued_at} ({@code column}) as a whole number. */
+    String placeSinceSql(String column) {
+        throw new UnsupportedOperationException(dialect() + " names no predecessor");
+    }
+
+    /**
+     * Takes a new place in the line, as {@link #enqueue} does, and returns when it was taken
+     * ({@link #placeSinceSql}: the time that names its bell); where {@link #namesPredecessor()}.
+     */
+    public long enqueueTellingPlace(Connection c, String name, String owner, long leaseMillis) throws SQLException {
+        throw new UnsupportedOperationException(dialect() + " names no predecessor");
+    }
+
     /** One read: the holder if the lock is held now, and how many others are ahead in the line (and who is next ahead). */
     public Look look(Connection c, String name, String owner) throws SQLException {
         String now = nowSql();
@@ -179,10 +192,13 @@ public abstract class LeaseTable {
                 + ", CASE WHEN l.owner IS NOT NULL AND l.expires_at > " + now + " THEN 1 ELSE 0 END,"
                 + " (SELECT COUNT(*) FROM " + queue + " o WHERE " + aheadCondition() + ")"
                 + (predecessor ? ", (SELECT o.owner FROM " + queue + " o WHERE " + aheadCondition()
+                   + " ORDER BY o.enqueued_at DESC, o.owner DESC LIMIT 1), (SELECT " + placeSinceSql("o.enqueued_at")
+                   + " FROM " + queue + " o WHERE " + aheadCondition()
                    + " ORDER BY o.enqueued_at DESC, o.owner DESC LIMIT 1)" : "")
                 + " FROM (SELECT 1 AS one) d LEFT JOIN " + table + " l ON l.name = ?")) {
             int next = bindAhead(ps, 1, name, owner);
             if (predecessor) {
+                next = bindAhead(ps, next, name, owner);
                 next = bindAhead(ps, next, name, owner);
             }
             ps.setString(next, name);
@@ -191,7 +207,8 @@ public abstract class LeaseTable {
                 AcquireResult.Busy holder = rs.getInt(4) == 1
                         ? new AcquireResult.Busy(rs.getString(1), rs.getLong(2), remaining(Math.max(0, rs.getLong(3))))
                         : null;
-                return new Look(holder, rs.getInt(5), predecessor ? rs.getString(6) : null);
+                return predecessor ? new Look(holder, rs.getInt(5), rs.getString(6), rs.getLong(7))
+                        : new Look(holder, rs.getInt(5));
             }
         }
     }

@@ -88,9 +88,9 @@ final class LineBells implements AutoCloseable {
         return keys.myBellKey(name);
     }
 
-    /** The ticket bell of {@code owner}'s place in the line of {@code name}. */
-    String ticketBell(String name, String owner) {
-        return keys.myTicketBellKey(name, owner);
+    /** The ticket bell of {@code owner}'s place in the line of {@code name}, taken at {@code since} (µs). */
+    String ticketBell(String name, String owner, long since) {
+        return keys.myTicketBellKey(name, owner, since);
     }
 
     /**

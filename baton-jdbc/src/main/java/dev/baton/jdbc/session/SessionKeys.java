@@ -53,12 +53,14 @@ public final class SessionKeys {
 
     /**
      * The named lock that a waiter of the lease strategy keeps while it has a place in the line of {@code name}, for
-     * the waiter behind it to wait on (as {@link #myBellKey}, over {@code U+0000 "ticket" U+0000 + owner + U+0000 +
-     * name}).
+     * the waiter behind it to wait on: one per place, named by the waiter and the time its place was taken
+     * ({@code since}, microseconds by the database clock), so that a waiter that leaves the line and comes back keeps
+     * a new bell, not the one a waiter behind its old place waits on (as {@link #myBellKey}, over
+     * {@code U+0000 "ticket" U+0000 + owner + U+0000 + since + U+0000 + name}).
      */
-    public String myTicketBellKey(String name, String owner) {
+    public String myTicketBellKey(String name, String owner, long since) {
         return "baton-bell:" + Base64.getUrlEncoder().withoutPadding().encodeToString(
-                digest("\u0000ticket\u0000" + owner + "\u0000" + name));
+                digest("\u0000ticket\u0000" + owner + "\u0000" + since + "\u0000" + name));
     }
 
     /** PostgreSQL's advisory key of a read-write lock: a namespace apart from plain locks. */
