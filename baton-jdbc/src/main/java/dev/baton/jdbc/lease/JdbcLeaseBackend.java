@@ -345,7 +345,7 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
         return run("acquire of '" + name + "'", c -> {
             // a waiter that a release notice named the head of the line grants itself at once, without a look
             if (!namedHead(request) && (places.containsKey(request) || recentlyContended(name))) {
-                LeaseTable.Look look = table.look(c, name, owner);
+                LeaseTable.Look look = table.look(c, name, owner, bells != null);
                 if (look.holder() != null) {
                     LeaseTable.refuseSessionMarker(look.holder(), name, table.table);
                     contended(name);

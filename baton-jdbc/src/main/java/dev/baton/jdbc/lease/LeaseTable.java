@@ -164,8 +164,8 @@ public abstract class LeaseTable {
     }
 
     /**
-     * Whether {@link #look} also names the waiter right ahead of the caller (MariaDB, MySQL: the waiter behind it
-     * waits for that waiter's bell, {@link LineBells}).
+     * Whether {@link #look(Connection, String, String, boolean)} can also name the waiter right ahead of the caller
+     * (MariaDB, MySQL: the waiter behind it waits for that waiter's bell, {@link LineBells}).
      */
     boolean namesPredecessor() {
         return false;
@@ -184,10 +184,20 @@ public abstract class LeaseTable {
         throw new UnsupportedOperationException(dialect() + " names no predecessor");
     }
 
-    /** One read: the holder if the lock is held now, and how many others are ahead in the line (and who is next ahead). */
+    /** One read: the holder if the lock is held now, and how many others are ahead in the line. */
     public Look look(Connection c, String name, String owner) throws SQLException {
+        return look(c, name, owner, false);
+    }
+
+    /**
+     * As {@link #look(Connection, String, String)}; {@code predecessor}: also who is right ahead of the caller, and
+     * since when (where {@link #namesPredecessor()}; for the bells, which only a MariaDB server rings).
+     */
+    public Look look(Connection c, String name, String owner, boolean predecessor) throws SQLException {
+        if (predecessor && !namesPredecessor()) {
+            throw new UnsupportedOperationException(dialect() + " names no predecessor");
+        }
         String now = nowSql();
-        boolean predecessor = namesPredecessor();
         try (PreparedStatement ps = c.prepareStatement("SELECT l.owner, l.token, " + remainingSql("l.expires_at")
                 + ", CASE WHEN l.owner IS NOT NULL AND l.expires_at > " + now + " THEN 1 ELSE 0 END,"
                 + " (SELECT COUNT(*) FROM " + queue + " o WHERE " + aheadCondition() + ")"
