@@ -150,8 +150,9 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
      * How many waiters of a client on MariaDB may wait on bells at once, each on a connection of the pool for up to
      * a slice: a HikariCP pool's size less two — the bell connection, and one always left for the statements, among
      * them the releases that wake the waiters (none below {@link #BELL_POOL_SIZE}: then no bells, and waiters poll);
-     * {@link #BELL_WAITERS_OTHER_POOLS} for other pools; 0 on other databases. (One waiter per client measured
-     * worse: a client's second waiter polled, and the longest wait in the benchmark's W2 grew to 42× the median.)
+     * {@link #BELL_WAITERS_OTHER_POOLS} for other pools; 0 on other databases. (With one per client, a client's
+     * second waiter polls: the benchmark's W2 measured 416 cross-client hand-overs/s against 612 with two, in runs
+     * that also had a bug since fixed, the naming of a place's bell, so the difference is not all the limit's.)
      */
     private static int bellWaiters(DataSource dataSource, LeaseTable table) {
         if (table.dialect() != dev.baton.jdbc.Dialect.MARIADB && table.dialect() != dev.baton.jdbc.Dialect.MYSQL) {
