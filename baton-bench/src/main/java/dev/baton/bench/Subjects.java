@@ -26,8 +26,8 @@ final class Subjects {
                         + " line); releases and tickets not flushed; same client: woken by the release at once",
                 ds -> JdbcLocks.builder(ds).tableName(BATON_TABLE).createTableIfMissing().clientIdPrefix("bench")));
         all.add(new BatonSubject("baton-lease-mariadb", Servers.Db.MARIADB, "raw-lease-mariadb",
-                "fair: a line of waiters in <table>_queue (a MEMORY table); each looks again at a pace set by the line, 1-100 ms"
-                        + " (the head about every half hand-over); same client: woken by the release at once",
+                "fair: a line of waiters in <table>_queue (a MEMORY table); each waits on the server (GET_LOCK) for the bell of"
+                        + " the one ahead, the head for the holder's, let go by the release; same client: woken by the release at once",
                 ds -> JdbcLocks.builder(ds).tableName(BATON_TABLE).createTableIfMissing().clientIdPrefix("bench")));
         all.add(new BatonSubject("baton-lease-sqlite", Servers.Db.SQLITE, null,
                 "fair: a line of waiters in <table>_queue; each looks again at a pace set by the line, 1-100 ms"

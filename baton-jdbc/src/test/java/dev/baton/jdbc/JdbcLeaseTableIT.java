@@ -422,16 +422,37 @@ class JdbcLeaseTableIT {
         }
     }
 
-    /** The connection that holds the bell of {@code name} in {@code table} (MariaDB), or null if nobody does. */
-    private static Long bellHolder(Connection admin, String table, String name) throws SQLException {
+    /** The bells of the places in the line of {@code name} in table {@code baton_bell}, in line order. */
+    private static List<String> ticketBells(Connection admin, String name) throws SQLException {
+        List<String> bells = new ArrayList<>();
+        try (PreparedStatement ps = admin.prepareStatement("SELECT owner, TIMESTAMPDIFF(MICROSECOND, '1970-01-01',"
+                + " enqueued_at) FROM baton_bell_queue WHERE name = ? ORDER BY enqueued_at, owner")) {
+            ps.setString(1, name);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    bells.add(new dev.baton.jdbc.session.SessionKeys("baton_bell")
+                            .myTicketBellKey(name, rs.getString(1), rs.getLong(2)));
+                }
+            }
+        }
+        return bells;
+    }
+
+    /** The connection that holds the named lock {@code bell}, or null if nobody does. */
+    private static Long bellUsedBy(Connection admin, String bell) throws SQLException {
         try (PreparedStatement ps = admin.prepareStatement("SELECT IS_USED_LOCK(?)")) {
-            ps.setString(1, new dev.baton.jdbc.session.SessionKeys(table).myBellKey(name));
+            ps.setString(1, bell);
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
                 long id = rs.getLong(1);
                 return rs.wasNull() ? null : id;
             }
         }
+    }
+
+    /** The connection that holds the bell of {@code name} in {@code table} (MariaDB), or null if nobody does. */
+    private static Long bellHolder(Connection admin, String table, String name) throws SQLException {
+        return bellUsedBy(admin, new dev.baton.jdbc.session.SessionKeys(table).myBellKey(name));
     }
 
     /**
@@ -538,6 +559,7 @@ class JdbcLeaseTableIT {
                     Future<Lease> predecessor = threads.submit(() ->
                             predecessorClient.lock(name).acquire(Duration.ofSeconds(20)));
                     await().atMost(Duration.ofSeconds(10)).until(() -> ticketsIn(admin, "baton_bell", name) == 1);
+                    String oldBell = ticketBells(admin, name).get(0);
                     java.util.concurrent.atomic.AtomicLong movedAt = new java.util.concurrent.atomic.AtomicLong();
                     java.util.concurrent.atomic.AtomicReference<Future<Lease>> again =
                             new java.util.concurrent.atomic.AtomicReference<>();
@@ -548,7 +570,11 @@ class JdbcLeaseTableIT {
                             threads.submit(first::close).get(10, TimeUnit.SECONDS); // (a lease is closed by its thread)
                             again.set(threads.submit(() -> predecessorClient.lock(name).acquire(Duration.ofSeconds(20))));
                             await().atMost(Duration.ofSeconds(10)).until(() -> ticketsIn(admin, "baton_bell", name) == 2);
-                            Thread.sleep(200); // its new place's bell is armed (the old naming re-armed the old bell)
+                            String newBell = ticketBells(admin, name).get(1); // the line: the successor, then it
+                            await("the predecessor's new place keeps its bell").atMost(Duration.ofSeconds(10))
+                                    .until(() -> bellUsedBy(admin, newBell) != null);
+                            assertThat(newBell).isNotEqualTo(oldBell);
+                            assertThat(bellUsedBy(admin, oldBell)).as("the old place's bell, let go").isNull();
                             movedAt.set(System.nanoTime());
                         } catch (Exception e) {
                             throw new IllegalStateException(e);
@@ -565,6 +591,50 @@ class JdbcLeaseTableIT {
                 } finally {
                     threads.shutdownNow();
                 }
+            }
+        }
+    }
+
+    /**
+     * MariaDB: a waiter whose ticket vanished (purged after it expired, or a server restart emptied the MEMORY line)
+     * takes a new place at its next refresh, and its bell moves with it: the bell of the old place is let go and the
+     * new place's is kept, so the waiter behind finds it (found by a second reading: the old place's bell stayed).
+     */
+    @Test
+    void aWaiterWhoseTicketVanishedKeepsTheBellOfItsNewPlace() throws Exception {
+        String name = unique("vanished");
+        try (var holderPool = pool(MariaDbFixture.ADMIN_URL, true, null);
+             var waiterPool = pool(MariaDbFixture.ADMIN_URL, true, null);
+             Connection admin = DriverManager.getConnection(MariaDbFixture.ADMIN_URL);
+             JdbcLockClient holderClient = bellClient(holderPool);
+             // a 2 s lease: the waiter refreshes its ticket every second
+             JdbcLockClient waiterClient = JdbcLocks.builder(waiterPool).tableName("baton_bell")
+                     .leaseTime(Duration.ofSeconds(2)).build()) {
+            ExecutorService one = Executors.newSingleThreadExecutor();
+            try {
+                Lease held = holderClient.lock(name).acquire(Duration.ofSeconds(5));
+                Future<?> waiter = one.submit(() -> {
+                    waiterClient.lock(name).acquire(Duration.ofSeconds(20)).close();
+                    return null;
+                });
+                await().atMost(Duration.ofSeconds(10)).until(() -> ticketsIn(admin, "baton_bell", name) == 1);
+                String first = ticketBells(admin, name).get(0);
+                await().atMost(Duration.ofSeconds(10)).until(() -> bellUsedBy(admin, first) != null);
+                try (PreparedStatement ps = admin.prepareStatement("DELETE FROM baton_bell_queue WHERE name = ?")) {
+                    ps.setString(1, name);
+                    assertThat(ps.executeUpdate()).isEqualTo(1);
+                }
+                await("the refresh takes a new place").atMost(Duration.ofSeconds(10))
+                        .until(() -> ticketsIn(admin, "baton_bell", name) == 1);
+                String second = ticketBells(admin, name).get(0);
+                assertThat(second).as("the new place's bell").isNotEqualTo(first);
+                await("the new place keeps its bell").atMost(Duration.ofSeconds(10))
+                        .until(() -> bellUsedBy(admin, second) != null);
+                assertThat(bellUsedBy(admin, first)).as("the old place's bell, let go").isNull();
+                held.close();
+                waiter.get(10, TimeUnit.SECONDS);
+            } finally {
+                one.shutdownNow();
             }
         }
     }

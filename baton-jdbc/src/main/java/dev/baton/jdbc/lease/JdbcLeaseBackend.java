@@ -143,16 +143,15 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
      */
     public static final int BELL_POOL_SIZE = 3;
 
-    /** How many waiters of a client wait on bells at once where the pool's size cannot be read (not HikariCP). */
-    public static final int BELL_WAITERS_OTHER_POOLS = 2;
+    /** The most waiters of one client that wait on bells at once (each on a connection of the pool). */
+    public static final int BELL_WAITERS = 2;
 
     /**
      * How many waiters of a client on MariaDB may wait on bells at once, each on a connection of the pool for up to
-     * a slice: a HikariCP pool's size less two — the bell connection, and one always left for the statements, among
-     * them the releases that wake the waiters (none below {@link #BELL_POOL_SIZE}: then no bells, and waiters poll);
-     * {@link #BELL_WAITERS_OTHER_POOLS} for other pools; 0 on other databases. (With one per client, a client's
-     * second waiter polls: the benchmark's W2 measured 416 cross-client hand-overs/s against 612 with two, in runs
-     * that also had a bug since fixed, the naming of a place's bell, so the difference is not all the limit's.)
+     * a slice: {@link #BELL_WAITERS}, and with HikariCP no more than the pool's size less two — the bell connection,
+     * and one always left for the statements, among them the releases that wake the waiters (none below
+     * {@link #BELL_POOL_SIZE}: then no bells, and waiters poll); 0 on other databases. So a contended client borrows
+     * at most three connections beyond its statements' (the bell connection and two waits); its other waiters poll.
      */
     private static int bellWaiters(DataSource dataSource, LeaseTable table) {
         if (table.dialect() != dev.baton.jdbc.Dialect.MARIADB && table.dialect() != dev.baton.jdbc.Dialect.MYSQL) {
@@ -160,7 +159,7 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
         }
         java.util.OptionalInt size = ConnectionSupport.maximumPoolSize(dataSource);
         if (size.isEmpty()) {
-            return BELL_WAITERS_OTHER_POOLS;
+            return BELL_WAITERS;
         }
         if (size.getAsInt() < BELL_POOL_SIZE) {
             org.slf4j.LoggerFactory.getLogger(JdbcLeaseBackend.class).info("table {}: the pool's maximumPoolSize is {},"
@@ -168,7 +167,7 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
                     size.getAsInt(), BELL_POOL_SIZE);
             return 0;
         }
-        return size.getAsInt() - 2;
+        return Math.min(BELL_WAITERS, size.getAsInt() - 2);
     }
 
     /**
@@ -448,7 +447,7 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
     /** After a look that found the lock held or kept: which bell the waiting request waits on next, if any. */
     private void waitOnBell(AcquireRequest request, boolean waits, LeaseTable.Look look, AcquireResult.Busy busy,
                             long endsNanos) {
-        if (bells == null || !waits) {
+        if (bells == null || !waits || closed) {
             return;
         }
         if (look.ahead() == 0 && look.holder() != null) {
@@ -642,16 +641,18 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
         if (closed) {
             return false; // the core ends this attempt; close() took the places already
         }
-        String bell = null;
-        if (last == null && bells != null) {
-            // a new place, with a bell of its own for the waiter behind: named by when the place was taken
+        String bell = last != null ? last.bell() : null;
+        String oldBell = bell;
+        if (bells != null) {
+            // the place's bell for the waiter behind is named by when the place was taken; a refresh that found its
+            // ticket gone (expired and purged, or a MariaDB restart emptied the line) took a new place, a new bell
             long placeSince = table.enqueueTellingPlace(c, request.name(), request.owner(),
                     request.leaseTime().toMillis());
             bell = bells.ticketBell(request.name(), request.owner(), placeSince);
         } else {
             table.enqueue(c, request.name(), request.owner(), request.leaseTime().toMillis());
         }
-        places.put(request, last != null ? new Place(last.since(), now, last.firstAhead(), last.bell())
+        places.put(request, last != null ? new Place(last.since(), now, last.firstAhead(), bell)
                 : new Place(now, now, ahead, bell));
         if (closed) {
             // close() may have taken its snapshot of the places before this one: leave no ticket behind
@@ -659,7 +660,10 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
             table.withdraw(c, request.name(), request.owner());
             return false;
         }
-        if (bell != null) {
+        if (bell != null && !bell.equals(oldBell)) {
+            if (oldBell != null) {
+                bells.letGo(oldBell, 0);
+            }
             bells.arm(bell, 0); // for the waiter behind
         }
         return last == null;
