@@ -339,9 +339,7 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
         String owner = request.owner();
         long leaseMillis = request.leaseTime().toMillis();
         boolean waits = request.patience() == AcquireRequest.Patience.WAIT;
-        if (bells != null) {
-            bellFor.remove(request);
-        }
+        bellFor.remove(request);
         return run("acquire of '" + name + "'", c -> {
             // a waiter that a release notice named the head of the line grants itself at once, without a look
             if (!namedHead(request) && (places.containsKey(request) || recentlyContended(name))) {
@@ -424,6 +422,16 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
             }
         }
         return granted;
+    }
+
+    /**
+     * MariaDB: the holder's bell of {@code name}, if this client keeps it for the grant with {@code token}, is let go
+     * (the lease was released, or found lost), which wakes the head of the line.
+     */
+    private void letGoHoldersBell(String name, long token) {
+        if (bells != null) {
+            bells.letGo(bells.holderBell(name), token);
+        }
     }
 
     /**
@@ -641,8 +649,8 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
         if (closed) {
             return false; // the core ends this attempt; close() took the places already
         }
-        String bell = last != null ? last.bell() : null;
-        String oldBell = bell;
+        String oldBell = last != null ? last.bell() : null;
+        String bell = oldBell;
         if (bells != null) {
             // the place's bell for the waiter behind is named by when the place was taken; a refresh that found its
             // ticket gone (expired and purged, or a MariaDB restart emptied the line) took a new place, a new bell
@@ -679,9 +687,7 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
         String owner = request.owner();
         if (request.mode() == LockMode.EXCLUSIVE) {
             forgetNamed(request);
-            if (bells != null) {
-                bellFor.remove(request);
-            }
+            bellFor.remove(request);
             Place place = places.remove(request);
             if (place != null) {
                 try {
@@ -713,10 +719,7 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
         try {
             return run(what, c -> table.release(c, lease), true);
         } finally {
-            if (bells != null) {
-                // after the row is free (or the release failed: no matter): wakes the head of the line
-                bells.letGo(bells.holderBell(lease.name()), lease.token());
-            }
+            letGoHoldersBell(lease.name(), lease.token()); // after the row is free (or the release failed: no matter)
         }
     }
 
@@ -731,8 +734,8 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
             AcquireResult.Busy holder = table.peek(c, lease.name());
             return holder != null && lease.owner().equals(holder.holder()) && holder.token() == lease.token();
         }, true);
-        if (!held && bells != null) {
-            bells.letGo(bells.holderBell(lease.name()), lease.token()); // lost: no release will let its bell go
+        if (!held) {
+            letGoHoldersBell(lease.name(), lease.token()); // lost: no release will let its bell go
         }
         return held;
     }
@@ -758,11 +761,9 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
             inBatches(rw, rwBatch, part -> renewed.addAll(rwTable.renew(c, part, millis)));
             return renewed;
         }, true);
-        if (bells != null) {
-            for (LeaseKey k : plain) {
-                if (!result.contains(k)) {
-                    bells.letGo(bells.holderBell(k.name()), k.token()); // lost: no release will let its bell go
-                }
+        for (LeaseKey k : plain) {
+            if (!result.contains(k)) {
+                letGoHoldersBell(k.name(), k.token()); // lost: no release will let its bell go
             }
         }
         return result;
@@ -811,9 +812,7 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
                     return Optional.empty();
                 }
                 if (table.release(c, new LeaseKey(name, live.holder(), live.token()))) {
-                    if (bells != null) {
-                        bells.letGo(bells.holderBell(name), live.token()); // if this client held it
-                    }
+                    letGoHoldersBell(name, live.token()); // if this client held it
                     return Optional.of(new ForcedRelease(name, live.holder(), live.token(), live.remaining()));
                 }
             }

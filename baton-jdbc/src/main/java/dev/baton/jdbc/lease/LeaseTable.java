@@ -198,20 +198,20 @@ public abstract class LeaseTable {
             throw new UnsupportedOperationException(dialect() + " names no predecessor");
         }
         String now = nowSql();
+        // the predecessor: one read of the line for its owner and place, joined (a row of nulls if nobody is ahead)
         try (PreparedStatement ps = c.prepareStatement("SELECT l.owner, l.token, " + remainingSql("l.expires_at")
                 + ", CASE WHEN l.owner IS NOT NULL AND l.expires_at > " + now + " THEN 1 ELSE 0 END,"
                 + " (SELECT COUNT(*) FROM " + queue + " o WHERE " + aheadCondition() + ")"
-                + (predecessor ? ", (SELECT o.owner FROM " + queue + " o WHERE " + aheadCondition()
-                   + " ORDER BY o.enqueued_at DESC, o.owner DESC LIMIT 1), (SELECT " + placeSinceSql("o.enqueued_at")
-                   + " FROM " + queue + " o WHERE " + aheadCondition()
-                   + " ORDER BY o.enqueued_at DESC, o.owner DESC LIMIT 1)" : "")
-                + " FROM (SELECT 1 AS one) d LEFT JOIN " + table + " l ON l.name = ?")) {
+                + (predecessor ? ", p.owner, p.since" : "")
+                + " FROM (SELECT 1 AS one) d LEFT JOIN " + table + " l ON l.name = ?"
+                + (predecessor ? " LEFT JOIN (SELECT o.owner, " + placeSinceSql("o.enqueued_at") + " AS since FROM "
+                   + queue + " o WHERE " + aheadCondition() + " ORDER BY o.enqueued_at DESC, o.owner DESC LIMIT 1) p"
+                   + " ON 1 = 1" : ""))) {
             int next = bindAhead(ps, 1, name, owner);
+            ps.setString(next++, name);
             if (predecessor) {
-                next = bindAhead(ps, next, name, owner);
-                next = bindAhead(ps, next, name, owner);
+                bindAhead(ps, next, name, owner);
             }
-            ps.setString(next, name);
             try (ResultSet rs = ps.executeQuery()) {
                 rs.next();
                 AcquireResult.Busy holder = rs.getInt(4) == 1
