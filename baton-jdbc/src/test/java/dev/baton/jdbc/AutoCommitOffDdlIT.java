@@ -40,7 +40,7 @@ class AutoCommitOffDdlIT {
     @ParameterizedTest(name = "{0}")
     @MethodSource("databases")
     void everyObjectCreateTableIfMissingMadeIsThereForTheNextClient(TxDatabase db) {
-        db.exec("DROP TABLE IF EXISTS " + TABLE + ", " + TABLE + "_rw, " + TABLE + "_queue, " + TABLE + "_names, "
+        db.exec("DROP TABLE IF EXISTS " + TABLE + ", " + TABLE + "_rw, " + TABLE + "_queue, " + TABLE + "_released, " + TABLE + "_names, "
                 + TABLE + "_rowlocks, " + TABLE + "_versions", "DROP SEQUENCE IF EXISTS " + TABLE + "_token_seq");
         var pool = db.pool(3);
         try (JdbcLockClient session = JdbcLocks.builder(pool).tableName(TABLE).strategy(Strategy.SESSION)

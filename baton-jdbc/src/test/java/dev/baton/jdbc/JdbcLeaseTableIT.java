@@ -496,9 +496,9 @@ class JdbcLeaseTableIT {
                     .as("after the bell: the grant and the removal of the ticket, then the release (a look"
                             + " there would mean the release did not ring)")
                     .satisfiesExactly(
-                            grant -> assertThat(grant).startsWith("INSERT INTO baton_bell ("),
+                            grant -> assertThat(grant).startsWith("UPDATE baton_bell SET token = LAST_INSER"),
                             ticket -> assertThat(ticket).startsWith("DELETE FROM baton_bell_queue"),
-                            release -> assertThat(release).startsWith("UPDATE baton_bell SET owner = NULL"));
+                            release -> assertThat(release).startsWith("INSERT INTO baton_bell_released"));
         });
     }
 
@@ -519,7 +519,7 @@ class JdbcLeaseTableIT {
             await("the head waits on the holder's bell").atMost(Duration.ofSeconds(10))
                     .until(() -> waitingOnABell(admin));
             java.util.function.Supplier<Long> grants = () -> recorded.sql().stream()
-                    .filter(sql -> sql.startsWith("INSERT INTO baton_bell (")).count();
+                    .filter(sql -> sql.startsWith("UPDATE baton_bell SET token")).count();
             long grantsBefore = grants.get();
             try (Statement st = admin.createStatement()) {
                 st.execute("KILL " + bellHolder(admin, "baton_bell", name));
@@ -896,7 +896,7 @@ class JdbcLeaseTableIT {
 
     private static void dropTables(Connection admin, String table) throws SQLException {
         try (Statement st = admin.createStatement()) {
-            st.execute("DROP TABLE IF EXISTS " + table + "_rw, " + table + "_queue, " + table + "_rowlocks, "
+            st.execute("DROP TABLE IF EXISTS " + table + "_rw, " + table + "_queue, " + table + "_released, " + table + "_rowlocks, "
                     + table + "_versions, " + table + "_names, " + table + " CASCADE");
             st.execute("DROP SEQUENCE IF EXISTS " + table + "_token_seq");
         }

@@ -21,9 +21,10 @@ import java.util.Set;
  * The lease-table SQL of one dialect. Every statement is parameterised; the table name is spliced in only
  * after {@link dev.baton.jdbc.JdbcLocks.Builder#tableName} validated it as a plain lower-case identifier.
  *
- * <p>Invariant kept by every dialect: a row is held iff {@code owner IS NOT NULL AND expires_at > now}, and
- * a free row (released) has {@code expires_at <= now}, so "may be taken" is simply {@code expires_at <= now}
- * by the database clock.
+ * <p>Invariant kept by every dialect: a row is held iff {@code owner IS NOT NULL AND expires_at > now} by the
+ * database clock ({@link #heldSql}), and a free row (released) has {@code expires_at <= now}, so "may be taken" is
+ * simply {@code expires_at <= now}. MariaDB adds one term: a release is an entry in a MEMORY table, not a write of
+ * the row, and a row whose grant has such an entry is free too ({@link MySqlFamilyLeaseTable}).
  */
 public abstract class LeaseTable {
     /**
@@ -124,6 +125,14 @@ public abstract class LeaseTable {
     /** The time left, from the value of {@link #remainingSql}. */
     abstract Duration remaining(long value);
 
+    /**
+     * The condition that the lease row {@code row} (a table name or alias) is held now: by default a holder and an
+     * unexpired lease, by the database clock.
+     */
+    String heldSql(String row) {
+        return row + ".owner IS NOT NULL AND " + row + ".expires_at > " + nowSql();
+    }
+
     /** Inserts a ticket (parameters: name, owner, lease), or refreshes its expiry and keeps its place. */
     abstract String enqueueSql();
 
@@ -197,10 +206,9 @@ public abstract class LeaseTable {
         if (predecessor && !namesPredecessor()) {
             throw new UnsupportedOperationException(dialect() + " names no predecessor");
         }
-        String now = nowSql();
         // the predecessor: one read of the line for its owner and place, joined (a row of nulls if nobody is ahead)
         try (PreparedStatement ps = c.prepareStatement("SELECT l.owner, l.token, " + remainingSql("l.expires_at")
-                + ", CASE WHEN l.owner IS NOT NULL AND l.expires_at > " + now + " THEN 1 ELSE 0 END,"
+                + ", CASE WHEN " + heldSql("l") + " THEN 1 ELSE 0 END,"
                 + " (SELECT COUNT(*) FROM " + queue + " o WHERE " + aheadCondition() + ")"
                 + (predecessor ? ", p.owner, p.since" : "")
                 + " FROM (SELECT 1 AS one) d LEFT JOIN " + table + " l ON l.name = ?"

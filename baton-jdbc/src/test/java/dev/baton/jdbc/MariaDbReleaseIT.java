@@ -1,0 +1,183 @@
+package dev.baton.jdbc;
+
+import dev.baton.Lease;
+import dev.baton.LockInfo;
+import org.junit.jupiter.api.Test;
+
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.ThreadLocalRandom;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * MariaDB's release writes the lease's token to {@code <table>_released}, a MEMORY table, instead of updating the
+ * InnoDB row: no redo-log flush. What that costs and what it keeps: a restart forgets releases (each such lock is
+ * held until its lease ends, never given to two), and a full table of releases falls back to the durable write.
+ */
+class MariaDbReleaseIT {
+    private static final String URL = MariaDbFixture.ADMIN_URL;
+
+    private static String unique(String base) {
+        return base + "-" + Long.toString(ThreadLocalRandom.current().nextLong() & Long.MAX_VALUE, 36);
+    }
+
+    private static com.zaxxer.hikari.HikariDataSource pool() {
+        new MariaDbFixture(); // fails naming the server and the script that starts it if it is down
+        com.zaxxer.hikari.HikariConfig hc = new com.zaxxer.hikari.HikariConfig();
+        hc.setJdbcUrl(URL);
+        hc.setMaximumPoolSize(4);
+        return new com.zaxxer.hikari.HikariDataSource(hc);
+    }
+
+    private static long fsyncs(Connection admin) throws SQLException {
+        try (Statement st = admin.createStatement(); ResultSet rs = st.executeQuery("SELECT VARIABLE_VALUE FROM"
+                + " information_schema.GLOBAL_STATUS WHERE VARIABLE_NAME = 'INNODB_DATA_FSYNCS'")) {
+            rs.next();
+            return rs.getLong(1);
+        }
+    }
+
+    /**
+     * Twenty releases cost fewer than ten InnoDB fsyncs (a durable release costs one each: twenty). Counted on the
+     * server's global counter, so a background flush may add one or two; the grants before are flushed.
+     */
+    @Test
+    void aMariaDbReleaseIsNotFlushedToTheRedoLog() throws Exception {
+        try (var pool = pool(); Connection admin = DriverManager.getConnection(URL);
+             JdbcLockClient locks = JdbcLocks.builder(pool).tableName("baton_unflushed").createTableIfMissing()
+                     .build()) {
+            List<Lease> held = new ArrayList<>();
+            for (int i = 0; i < 20; i++) {
+                held.add(locks.lock(unique("unflushed")).acquire(Duration.ofSeconds(5)));
+            }
+            long before = fsyncs(admin);
+            held.forEach(Lease::close);
+            long flushes = fsyncs(admin) - before;
+            assertThat(flushes).as("InnoDB fsyncs during 20 releases").isLessThan(10);
+            for (Lease lease : held) {
+                Optional<Lease> again = locks.lock(lease.lockName()).tryAcquire();
+                assertThat(again).as("%s is free after its release", lease.lockName()).isPresent();
+                assertThat(again.get().fencingToken()).isGreaterThan(lease.fencingToken());
+                again.get().close();
+            }
+        }
+    }
+
+    /**
+     * A restart empties the MEMORY table of releases (here: deleted by hand, as a restart would): the released lease
+     * counts as held again until it ends, by the database clock, and only then goes to the next holder.
+     */
+    @Test
+    void aReleaseTheServerForgotKeepsTheLockUntilItsLeaseEndsAndNeverGivesItToTwo() throws Exception {
+        String name = unique("forgotten");
+        try (var pool = pool(); Connection admin = DriverManager.getConnection(URL);
+             JdbcLockClient a = JdbcLocks.builder(pool).tableName("baton_forgot").createTableIfMissing()
+                     .leaseTime(Duration.ofSeconds(2)).build();
+             JdbcLockClient b = JdbcLocks.builder(pool).tableName("baton_forgot").build()) {
+            Lease first = a.lock(name).acquire(Duration.ofSeconds(5));
+            first.close();
+            LockInfo released = info(b, name);
+            assertThat(released.held()).as("listed as free after the release").isFalse();
+            try (Statement st = admin.createStatement()) {
+                st.executeUpdate("DELETE FROM baton_forgot_released");
+            }
+            LockInfo forgotten = info(b, name);
+            assertThat(forgotten.held()).as("held again once the release is forgotten").isTrue();
+            assertThat(forgotten.fencingToken()).isEqualTo(first.fencingToken());
+            assertThat(b.lock(name).tryAcquire()).as("not free before the lease ends").isEmpty();
+            try (Lease second = b.lock(name).acquire(Duration.ofSeconds(10))) {
+                assertThat(second.fencingToken()).isGreaterThan(first.fencingToken());
+                Instant grantedAt = info(b, name).acquiredAt();
+                assertThat(grantedAt).as("granted once the forgotten lease ended")
+                        .isAfterOrEqualTo(forgotten.expiresAt());
+            }
+        }
+    }
+
+    /**
+     * A full table of releases: a release first deletes the entries that free nothing any more (a lease since taken
+     * again, or ended); if that makes no room (every entry frees a lease still unexpired), it frees the row by the
+     * durable write. Either way the lock is free at once.
+     */
+    @Test
+    void aFullTableOfReleasesStillReleasesAtOnce() throws Exception {
+        String table = "baton_fullrel";
+        try (Connection admin = DriverManager.getConnection(URL); Statement st = admin.createStatement()) {
+            st.execute("DROP TABLE IF EXISTS " + table + "_released");
+            st.execute("SET SESSION max_heap_table_size = 16384");
+            String ddl = dev.baton.jdbc.internal.Ddl.statements(Dialect.MARIADB.schemaResource(), table).stream()
+                    .filter(sql -> sql.contains(table + "_released")).findFirst().orElseThrow();
+            assertThat(ddl).contains("ENGINE = MEMORY");
+            st.execute(ddl);
+            try (var pool = pool();
+                 JdbcLockClient locks = JdbcLocks.builder(pool).tableName(table).createTableIfMissing().build()) {
+                // stale entries: they free nothing, so a full table makes room by deleting them
+                int stale = fill(st, table + "_released", "SELECT -seq, UTC_TIMESTAMP(6) FROM seq_1_to_100000");
+                assertThat(releaseAndTakeAgain(locks)).as("released once the stale entries are gone").isTrue();
+                try (ResultSet rs = st.executeQuery("SELECT COUNT(*) FROM " + table + "_released")) {
+                    rs.next();
+                    assertThat(rs.getInt(1)).as("entries left of %s stale", stale).isLessThan(stale);
+                }
+                // live entries: released leases still unexpired, which nothing may delete
+                st.execute("DELETE FROM " + table + "_released");
+                st.execute("DELETE FROM " + table + " WHERE name LIKE 'live-%'");
+                st.execute("INSERT INTO " + table + " (name, owner, token, acquired_at, expires_at)"
+                        + " SELECT CONCAT('live-', seq), 'someone', -seq, UTC_TIMESTAMP(6),"
+                        + " UTC_TIMESTAMP(6) + INTERVAL 1 HOUR FROM seq_1_to_2000");
+                int live = fill(st, table + "_released", "SELECT token, acquired_at FROM " + table
+                        + " WHERE name LIKE 'live-%' ORDER BY token DESC");
+                assertThat(live).as("the table is full of live entries").isLessThan(2000);
+                assertThat(releaseAndTakeAgain(locks)).as("released by the durable write").isTrue();
+                try (ResultSet rs = st.executeQuery("SELECT COUNT(*) FROM " + table + "_released")) {
+                    rs.next();
+                    assertThat(rs.getInt(1)).as("no live entry deleted").isEqualTo(live);
+                }
+            }
+        }
+    }
+
+    /** Inserts the rows of {@code select} one by one until the MEMORY table is full; returns how many fit. */
+    private static int fill(Statement st, String target, String select) throws SQLException {
+        List<Object[]> rows = new ArrayList<>();
+        try (ResultSet rs = st.executeQuery(select + " LIMIT 2000")) {
+            while (rs.next()) {
+                rows.add(new Object[] {rs.getLong(1), rs.getString(2)});
+            }
+        }
+        int fitted = 0;
+        for (Object[] row : rows) {
+            try {
+                st.executeUpdate("INSERT INTO " + target + " (token, acquired_at) VALUES (" + row[0] + ", '" + row[1]
+                        + "')");
+                fitted++;
+            } catch (SQLException full) {
+                assertThat(full.getErrorCode()).as("filling %s: %s", target, full.getMessage()).isEqualTo(1114);
+                return fitted;
+            }
+        }
+        throw new AssertionError(target + " took " + fitted + " rows and is still not full");
+    }
+
+    /** Acquires a new name, releases it, and reports whether another attempt gets it at once. */
+    private static boolean releaseAndTakeAgain(JdbcLockClient locks) {
+        String name = unique("full");
+        Lease lease = locks.lock(name).acquire(Duration.ofSeconds(5));
+        lease.close();
+        Optional<Lease> again = locks.lock(name).tryAcquire();
+        again.ifPresent(Lease::close);
+        return again.isPresent();
+    }
+
+    private static LockInfo info(JdbcLockClient client, String name) {
+        return client.list().stream().filter(i -> i.name().equals(name)).findFirst().orElseThrow();
+    }
+}
