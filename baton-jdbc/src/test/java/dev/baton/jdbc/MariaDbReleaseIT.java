@@ -17,6 +17,7 @@ import java.util.Optional;
 import java.util.concurrent.ThreadLocalRandom;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * MariaDB's release writes the lease's token to {@code <table>_released}, a MEMORY table, instead of updating the
@@ -55,6 +56,12 @@ class MariaDbReleaseIT {
         try (var pool = pool(); Connection admin = DriverManager.getConnection(URL);
              JdbcLockClient locks = JdbcLocks.builder(pool).tableName("baton_unflushed").createTableIfMissing()
                      .build()) {
+            try (Statement st = admin.createStatement();
+                 ResultSet rs = st.executeQuery("SELECT @@innodb_flush_log_at_trx_commit")) {
+                rs.next();
+                assertThat(rs.getInt(1)).as("innodb_flush_log_at_trx_commit: 1 (scripts/start-servers.sh), else"
+                        + " no commit is flushed and this test cannot tell").isEqualTo(1);
+            }
             List<Lease> held = new ArrayList<>();
             for (int i = 0; i < 20; i++) {
                 held.add(locks.lock(unique("unflushed")).acquire(Duration.ofSeconds(5)));
@@ -63,6 +70,13 @@ class MariaDbReleaseIT {
             held.forEach(Lease::close);
             long flushes = fsyncs(admin) - before;
             assertThat(flushes).as("InnoDB fsyncs during 20 releases").isLessThan(10);
+            try (Statement st = admin.createStatement(); ResultSet rs = st.executeQuery("SELECT COUNT(*)"
+                    + " FROM baton_unflushed t JOIN baton_unflushed_released r ON r.token = t.token"
+                    + " AND r.acquired_at = t.acquired_at WHERE t.owner IS NOT NULL AND t.token IN ("
+                    + String.join(",", held.stream().map(l -> Long.toString(l.fencingToken())).toList()) + ")")) {
+                rs.next();
+                assertThat(rs.getInt(1)).as("releases recorded as entries, the rows untouched").isEqualTo(20);
+            }
             for (Lease lease : held) {
                 Optional<Lease> again = locks.lock(lease.lockName()).tryAcquire();
                 assertThat(again).as("%s is free after its release", lease.lockName()).isPresent();
@@ -104,6 +118,54 @@ class MariaDbReleaseIT {
     }
 
     /**
+     * Regression (found in review): the upsert took a row as its own when the row's token equalled the value it had
+     * just drawn, so a sequence set back (restarted, recreated, restored) let a second owner overwrite a live lease
+     * and be told it holds it. A sequence set back may make tokens repeat; it must never make two holders.
+     */
+    @Test
+    void aSequenceSetBackNeverGivesAHeldLockToASecondOwner() throws Exception {
+        String name = unique("set-back");
+        try (var pool = pool(); Connection admin = DriverManager.getConnection(URL);
+             JdbcLockClient a = JdbcLocks.builder(pool).tableName("baton_setback").createTableIfMissing().build();
+             Lease held = a.lock(name).acquire(Duration.ofSeconds(5))) {
+            for (long next = Math.max(1, held.fencingToken() - 1); next <= held.fencingToken() + 1; next++) {
+                try (Statement st = admin.createStatement()) {
+                    st.execute("ALTER SEQUENCE baton_setback_token_seq RESTART WITH " + next);
+                }
+                // a new client each time: its first attempt goes straight to the grant (no look first)
+                try (JdbcLockClient b = JdbcLocks.builder(pool).tableName("baton_setback").build()) {
+                    assertThat(b.lock(name).tryAcquire()).as("a second owner, the sequence restarted at %d (held: %d)",
+                            next, held.fencingToken()).isEmpty();
+                }
+                assertThat(held.isValid()).isTrue();
+                held.checkValid();
+            }
+        }
+    }
+
+    /**
+     * A MariaDB schema made before releases had their own table is refused at {@code build()} naming the missing
+     * table and the shipped DDL, and {@code createTableIfMissing()} adds it.
+     */
+    @Test
+    void aMariaDbSchemaWithoutItsTableOfReleasesIsMissingSchemaNamingIt() throws Exception {
+        String table = "baton_norel";
+        try (var pool = pool(); Connection admin = DriverManager.getConnection(URL);
+             Statement st = admin.createStatement()) {
+            JdbcLocks.builder(pool).tableName(table).createTableIfMissing().build().close();
+            st.execute("DROP TABLE " + table + "_released");
+            assertThatThrownBy(() -> JdbcLocks.builder(pool).tableName(table).build())
+                    .isInstanceOf(dev.baton.MissingSchemaException.class)
+                    .hasMessageContaining(table + "_released")
+                    .hasMessageContaining("/dev/baton/jdbc/schema/mariadb.sql");
+            JdbcLocks.builder(pool).tableName(table).createTableIfMissing().build().close();
+            try (JdbcLockClient locks = JdbcLocks.builder(pool).tableName(table).build()) {
+                assertThat(releaseAndTakeAgain(locks)).isTrue();
+            }
+        }
+    }
+
+    /**
      * A full table of releases: a release first deletes the entries that free nothing any more (a lease since taken
      * again, or ended); if that makes no room (every entry frees a lease still unexpired), it frees the row by the
      * durable write. Either way the lock is free at once.
@@ -136,11 +198,19 @@ class MariaDbReleaseIT {
                 int live = fill(st, table + "_released", "SELECT token, acquired_at FROM " + table
                         + " WHERE name LIKE 'live-%' ORDER BY token DESC");
                 assertThat(live).as("the table is full of live entries").isLessThan(2000);
-                assertThat(releaseAndTakeAgain(locks)).as("released by the durable write").isTrue();
+                String freed = releaseAndTakeAgainNaming(locks);
+                assertThat(freed).as("released by the durable write").isNotNull();
                 try (ResultSet rs = st.executeQuery("SELECT COUNT(*) FROM " + table + "_released")) {
                     rs.next();
                     assertThat(rs.getInt(1)).as("no live entry deleted").isEqualTo(live);
                 }
+                try (ResultSet rs = st.executeQuery("SELECT COUNT(*) FROM " + table + " WHERE name = '" + freed
+                        + "' AND owner IS NULL")) {
+                    rs.next();
+                    assertThat(rs.getInt(1)).as("the row written free (the durable release)").isEqualTo(1);
+                }
+                assertThat(locks.list().stream().filter(i -> i.name().startsWith("live-") && !i.held()).count())
+                        .as("the released leases the live entries name stay free").isEqualTo(live);
             }
         }
     }
@@ -169,12 +239,20 @@ class MariaDbReleaseIT {
 
     /** Acquires a new name, releases it, and reports whether another attempt gets it at once. */
     private static boolean releaseAndTakeAgain(JdbcLockClient locks) {
+        return releaseAndTakeAgainNaming(locks) != null;
+    }
+
+    /**
+     * Acquires a new name, releases it, takes it again at once and releases it again; returns the name, or null if
+     * the second attempt did not get it.
+     */
+    private static String releaseAndTakeAgainNaming(JdbcLockClient locks) {
         String name = unique("full");
         Lease lease = locks.lock(name).acquire(Duration.ofSeconds(5));
         lease.close();
         Optional<Lease> again = locks.lock(name).tryAcquire();
         again.ifPresent(Lease::close);
-        return again.isPresent();
+        return again.isPresent() ? name : null;
     }
 
     private static LockInfo info(JdbcLockClient client, String name) {

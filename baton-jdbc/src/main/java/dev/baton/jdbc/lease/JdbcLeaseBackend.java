@@ -43,11 +43,12 @@ import java.util.concurrent.TimeUnit;
  *       ahead of the caller in the lock's line ({@code <table>_queue}) — unless this is the first attempt of an
  *       acquisition at a name this client has not found contended in the last second: then it goes straight to
  *       the grant, which checks the row and the line itself (an uncontended acquire is one statement on
- *       PostgreSQL and MariaDB, one short transaction on MySQL and SQLite). A held lock, or a free one kept for someone
+ *       PostgreSQL and on MariaDB (the first use of a name: two, the second inserts its row), one short
+ *       transaction on MySQL and SQLite). A held lock, or a free one kept for someone
  *       ahead, costs no write for the row: a waiting request takes a ticket (once, then a refresh per half lease,
  *       so a dead waiter's ticket ends one lease after its last attempt). Otherwise one step of the dialect's
- *       {@link LeaseTable#tryAcquire} takes the row if it is free or expired <em>and</em> nobody else is ahead in
- *       line, drawing a fresh token under the row lock and deleting the caller's ticket in the same commit, or
+ *       {@link LeaseTable#tryAcquire} takes the row if it is free (expired, or on MariaDB released) <em>and</em>
+ *       nobody else is ahead in line, drawing a fresh token under the row lock and deleting the caller's ticket in the same commit, or
  *       reports its holder. A releasing thread or client asking again is not in line, so it never barges past
  *       waiters (it may while nobody waits). A row that is the session strategy's marker is refused
  *       ({@link dev.baton.jdbc.StrategyConflictException}): one name, one lock.</li>
@@ -61,7 +62,8 @@ import java.util.concurrent.TimeUnit;
  *       how fast its place in line moves.</li>
  *   <li>Renew: extend every live row whose name, owner and token match, in as few statements as the dialect
  *       allows ({@link LeaseTable#renewBatch}); the rows not extended are lost.</li>
- *   <li>Release: free the row where name, owner and token match ({@code expires_at} no later than now);
+ *   <li>Release: free the row where name, owner and token match ({@code expires_at} no later than now; MariaDB:
+ *       an entry naming the grant in the MEMORY table {@code <table>_released}, no write of the row);
  *       PostgreSQL announces it on the table's {@code NOTIFY} channel in the same statement, and
  *       {@link PgReleaseListener} wakes the waiters of other clients.</li>
  *   <li>Confirm: one read, the row matches name, owner and token and has not expired.</li>

@@ -42,8 +42,9 @@ public abstract class LeaseTable {
      * The owner of a <em>marker row</em>. The session strategy holds its locks in the server's lock tables,
      * not in rows, so on its first use of a name a client claims the name in the lease table with a marker
      * row that never expires ({@link #sessionMarkerInsert}); the table's primary key then decides, once and
-     * atomically, which strategy a name belongs to. The lease strategy can never take a marker (its upsert
-     * takes only an expired row) and refuses a name it finds marked; the session strategy refuses a name
+     * atomically, which strategy a name belongs to. The lease strategy can never take a marker (its grant
+     * takes only a free row: expired, or on MariaDB released, and no release names a marker) and refuses a name it
+     * finds marked; the session strategy refuses a name
      * that has a lease row. A real owner is always {@code clientId#thread}, so it never equals this.
      */
     public static final String SESSION_MARKER = "session-strategy";
@@ -281,10 +282,11 @@ public abstract class LeaseTable {
     }
 
     /**
-     * One-step acquisition: takes the row if it is free or expired <em>and</em> no live waiter of another owner
-     * is ahead of {@code owner} in the line ({@link #aheadSql()}), with a fresh token, in one durable commit that
-     * also removes the caller's ticket ({@code ticketed}: the caller may have one); else reports the holder (a
-     * free row that the line keeps for someone else is reported with no remaining lease).
+     * One-step acquisition: takes the row if it is free (expired, or on MariaDB released) <em>and</em> no live
+     * waiter of another owner is ahead of {@code owner} in the line ({@link #aheadSql()}), with a fresh token, in one
+     * durable commit that also removes the caller's ticket ({@code ticketed}: the caller may have one; MariaDB
+     * removes it in a statement right after); else reports the holder (a free row that the line keeps for someone
+     * else is reported with no remaining lease).
      */
     public abstract AcquireResult tryAcquire(Connection c, String name, String owner, long leaseMillis,
                                              boolean ticketed) throws SQLException;

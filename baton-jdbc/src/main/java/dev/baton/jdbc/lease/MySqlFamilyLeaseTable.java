@@ -26,33 +26,40 @@ import java.util.List;
 import java.util.Set;
 
 /**
- * MariaDB and MySQL 8. Times are {@code UTC_TIMESTAMP(6)}, immune to session time zones. The conditional
- * assignments of {@code ON DUPLICATE KEY UPDATE} rely on MySQL evaluating them left to right, each seeing the
+ * MariaDB and MySQL 8. Times are {@code UTC_TIMESTAMP(6)}, immune to session time zones.
+ *
+ * <p>MariaDB's grant, in up to three statements, each deciding on its own:
+ * <ol>
+ *   <li>an {@code UPDATE} of the row where it exists, is free (expired, or its grant released) and nobody else is
+ *       ahead in line, drawing the token with {@code NEXTVAL} under the row lock; the token comes back in the OK
+ *       packet ({@code LAST_INSERT_ID(expr)});</li>
+ *   <li>if it updated nothing, an {@code INSERT IGNORE … RETURNING} of the row, which returns the token only if this
+ *       statement inserted the row (a name never used, or purged);</li>
+ *   <li>if the row exists after all, a read of it, reported to the caller as its holder (or, free but kept for the
+ *       line, with no remaining lease).</li>
+ * </ol>
+ * Whether this statement granted is told by the server (rows updated, a row returned), never inferred from the
+ * values in the row: a sequence set back (restarted, recreated, restored) may make tokens repeat, never two
+ * holders. An uncontended acquisition of a name used before is the first statement alone.
+ *
+ * <p>MySQL: no sequences and no {@code RETURNING}, so one transaction: bump a counter row
+ * ({@code LAST_INSERT_ID(value + 1)}, holding the counter's row lock to commit), upsert with that token, read the
+ * row back. The upsert's conditional assignments rely on MySQL evaluating them left to right, each seeing the
  * columns already assigned: the first decides (the row expired and nobody else ahead in line) and stamps
- * {@code acquired_at} with the statement's now; the others follow that stamp, and {@code expires_at}, which
- * they test, is assigned last. (A stamp equal to the statement's now on an expired row is this statement's: an
- * earlier grant in the same microsecond would still be unexpired, unless also released within it, which could at
- * worst let this grant past the line to a free row, never past a holder. The grant's result is read the same way.)
- *
- * <p>MariaDB: one statement, a fresh token from {@code NEXTVAL} drawn under the row lock, and
- * {@code RETURNING} gives the row to winner and loser. MySQL: no sequences and no {@code RETURNING}, so one
- * transaction: bump a counter row ({@code LAST_INSERT_ID(value + 1)}, holding the counter's row lock to
- * commit), upsert with that token, read the row back.
- *
- * <p>MariaDB's grant decides in its first assignment, the token's: {@code NEXTVAL} if the row may be taken. The
- * others test {@code token = LASTVAL(seq)}, which holds exactly when this statement drew the row's token (the
- * insert's {@code VALUES} draws a value of its own first, which no row has unless this statement inserted it), so
- * no later assignment depends on the columns the earlier ones changed.
+ * {@code acquired_at} with the statement's now; the others follow that stamp, and {@code expires_at}, which they
+ * test, is assigned last. (A stamp equal to the statement's now on an expired row is this statement's: an earlier
+ * grant in the same microsecond would still be unexpired, unless also released within it, which could at worst
+ * let this grant past the line to a free row, never past a holder. The grant's result is read the same way.)
  *
  * <p>MariaDB's release writes no InnoDB row: it adds the grant's token and {@code acquired_at} to
- * {@code <table>_released}, a MEMORY table (shipped DDL), so it costs no redo-log flush (the grant is the one
- * durable commit of a lease). A row whose grant has an entry there is free, as an expired one is ({@link #heldSql}),
- * and the next grant takes it with a new token, which no entry names. A server restart empties the table: each
- * lease released before it counts as held until it ends, as a PostgreSQL release lost with its unflushed WAL does;
- * never held by two. Entries that free nothing any more (the lease was taken again, or ended) are deleted when the
- * table is full and by {@link #purge}; if the table is full of entries of unexpired leases, the release frees the
- * row by the durable write. {@code acquired_at} with the token keeps an entry from freeing a later grant that drew
- * the same token from a sequence that was recreated.
+ * {@code <table>_released}, a MEMORY table (shipped DDL), so it costs no redo-log flush (grants and renewals are
+ * the durable commits of a lease). A row whose grant has an entry there is free, as an expired one is
+ * ({@link #heldSql}), and the next grant takes it with a new token and {@code acquired_at}, which no entry names.
+ * A server restart empties the table: each lease released before it counts as held until it ends, as a PostgreSQL
+ * release lost with its unflushed WAL does; never held by two. Entries that free nothing any more (the lease was
+ * taken again, or ended) are deleted when the table is full and by {@link #purge}; if the table is full of entries
+ * of unexpired leases, the release frees the row by the durable write. {@code acquired_at} with the token keeps an
+ * entry from freeing a later grant that drew the same token from a sequence set back.
  *
  * <p>A waiter granted the lock out of the line removes its ticket in a statement of its own after the grant
  * (MariaDB), or in the grant's short transaction (MySQL, whose grant is a transaction anyway). MariaDB's shipped
@@ -65,7 +72,12 @@ final class MySqlFamilyLeaseTable extends LeaseTable {
     static final String NOW = SqlClocks.MYSQL_NOW;
     private final boolean mariadb;
     private final String tokenSource;
+    /** MySQL: the upsert of the grant's transaction; null for MariaDB. */
     private final String acquireSql;
+    /** MariaDB: the insert of a row not there yet, which returns the token only if it inserted the row. */
+    private final String insertSql;
+    /** MariaDB: the read that reports the row a grant could not take. */
+    private final String reportSql;
     /**
      * MariaDB: the grant of an existing free row, by an {@code UPDATE} that hands back the token, for a caller that
      * may have a place in line ({@code takeSql}) and for one that has none ({@code takeSqlNotInLine}); null for MySQL.
@@ -89,7 +101,14 @@ final class MySqlFamilyLeaseTable extends LeaseTable {
         this.mariadb = mariadb;
         this.tokenSource = mariadb ? table + "_token_seq" : table + "_token";
         this.released = mariadb ? table + "_released" : null;
-        this.acquireSql = mariadb ? mariaDbAcquireSql() : mySqlAcquireSql();
+        this.acquireSql = mariadb ? null : mySqlAcquireSql();
+        // (IGNORE: a row there already is skipped, with a warning, and RETURNING returns nothing; the values are
+        // valid by construction, names at most 2,048 UTF-8 bytes and owners under 255 characters)
+        this.insertSql = mariadb ? "INSERT IGNORE INTO " + table + " (name, owner, token, acquired_at, expires_at)"
+                + " VALUES (?, ?, NEXTVAL(" + tokenSource + "), " + NOW + ", " + NOW + " + INTERVAL ? MICROSECOND)"
+                + " RETURNING token" : null;
+        this.reportSql = mariadb ? "SELECT owner, token, TIMESTAMPDIFF(MICROSECOND, " + NOW + ", expires_at), "
+                + heldSql(table) + " FROM " + table + " WHERE name = ?" : null;
         this.takeSql = mariadb ? mariaDbTakeSql(nobodyAhead()) : null;
         // with no ticket of the caller's, every live ticket of another owner is ahead of it: one subquery, not two
         // (about 0.04 ms of MariaDB's planning per statement here)
@@ -99,10 +118,9 @@ final class MySqlFamilyLeaseTable extends LeaseTable {
 
     /**
      * MariaDB's grant of a row that exists and is free (expired, or its grant released) with nobody else ahead in
-     * line: the same decision as the upsert's, under the same row lock, with the token drawn there too; the token
-     * comes back in the OK packet ({@code LAST_INSERT_ID(expr)}), so no {@code RETURNING} (cheaper than the upsert
-     * by about 0.05 ms here). Parameters: owner, lease (µs), name, then the owner once for each {@code ?} of
-     * {@code nobodyAhead}.
+     * line, the token drawn under the row lock; it comes back in the OK packet ({@code LAST_INSERT_ID(expr)}), so no
+     * {@code RETURNING} (MariaDB 10.11 has none for {@code UPDATE}). Parameters: owner, lease (µs), name, then the
+     * owner once for each {@code ?} of {@code nobodyAhead}.
      */
     private String mariaDbTakeSql(String nobodyAhead) {
         return "UPDATE " + table + " SET token = LAST_INSERT_ID(NEXTVAL(" + tokenSource + ")), owner = ?,"
@@ -110,34 +128,14 @@ final class MySqlFamilyLeaseTable extends LeaseTable {
                 + " WHERE name = ? AND (expires_at <= " + NOW + " OR " + releasedSql(table) + ") AND " + nobodyAhead;
     }
 
-    /** The line's condition for the upsert: nobody else ahead (parameters: owner, owner; see {@link #bindTakes}). */
+    /** The line's condition for a grant: nobody else ahead of the caller (parameters: owner, owner). */
     private String nobodyAhead() {
         // the row may be taken if it is free and nobody else is ahead in line: the line's condition names the
-        // row's own name and the caller (two parameters per use, bound by bindTakes; MariaDB refuses VALUES()
-        // inside a subquery)
+        // row's own name and the caller (two parameters; MySQL refuses VALUES() inside a subquery)
         return "NOT EXISTS (SELECT 1 FROM " + queue + " o WHERE o.name = " + table + ".name"
                 + " AND o.owner <> ? AND o.expires_at > " + NOW
                 + " AND NOT EXISTS (SELECT 1 FROM " + queue + " m WHERE m.name = o.name AND m.owner = ?"
                 + " AND (m.enqueued_at < o.enqueued_at OR (m.enqueued_at = o.enqueued_at AND m.owner < o.owner))))";
-    }
-
-    /**
-     * MariaDB's grant: the token's assignment decides (free: expired, or its grant released) and draws the new
-     * token; the others follow {@code token = LASTVAL(seq)}. {@code RETURNING}: owner, token, remaining lease,
-     * whether this statement granted it, and whether the row is a released grant (free, kept for the line).
-     */
-    private String mariaDbAcquireSql() {
-        String free = "(expires_at <= " + NOW + " OR " + releasedSql(table) + ")";
-        String ours = "token = LASTVAL(" + tokenSource + ")";
-        return "INSERT INTO " + table + " (name, owner, token, acquired_at, expires_at)"
-                + " VALUES (?, ?, NEXTVAL(" + tokenSource + "), " + NOW + ", " + NOW + " + INTERVAL ? MICROSECOND)"
-                + " ON DUPLICATE KEY UPDATE"
-                + " token = IF(" + free + " AND " + nobodyAhead() + ", NEXTVAL(" + tokenSource + "), token),"
-                + " owner = IF(" + ours + ", VALUES(owner), owner),"
-                + " acquired_at = IF(" + ours + ", VALUES(acquired_at), acquired_at),"
-                + " expires_at = IF(" + ours + ", VALUES(expires_at), expires_at)"
-                + " RETURNING owner, token, TIMESTAMPDIFF(MICROSECOND, " + NOW + ", expires_at), " + ours + ", "
-                + releasedSql(table);
     }
 
     /**
@@ -316,9 +314,8 @@ final class MySqlFamilyLeaseTable extends LeaseTable {
     }
 
     /**
-     * MariaDB: the {@code UPDATE} that takes an existing free row; if it takes nothing (no row yet, or not free, or
-     * kept for the line), the upsert, which inserts a missing row and reports the holder (or grants, if the row was
-     * freed in between).
+     * MariaDB: the {@code UPDATE} that takes an existing free row; if it takes nothing, the insert of a missing row;
+     * if the row is there after all, its report (see the class comment).
      */
     private AcquireResult acquireMariaDb(Connection c, String name, String owner, long leaseMillis,
                                          boolean ticketed) throws SQLException {
@@ -335,21 +332,24 @@ final class MySqlFamilyLeaseTable extends LeaseTable {
                 return new AcquireResult.Granted(takenToken(c, ps));
             }
         }
-        try (PreparedStatement ps = c.prepareStatement(acquireSql)) {
+        try (PreparedStatement ps = c.prepareStatement(insertSql)) {
             ps.setString(1, name);
             ps.setString(2, owner);
             ps.setLong(3, leaseMillis * 1000);
-            bindTakes(ps, owner);
             try (ResultSet rs = ps.executeQuery()) {
-                rs.next();
-                String rowOwner = rs.getString(1);
-                long token = rs.getLong(2);
-                // granted iff this statement drew the row's token (and so wrote our owner)
-                if (owner.equals(rowOwner) && rs.getBoolean(4)) {
-                    return new AcquireResult.Granted(token);
+                if (rs.next()) {
+                    return new AcquireResult.Granted(rs.getLong(1));
                 }
-                // a released grant is free, as an expired one: kept for a waiter ahead in line
-                return busy(rowOwner, token, rs.getBoolean(5) ? 0 : rs.getLong(3));
+            }
+        }
+        try (PreparedStatement ps = c.prepareStatement(reportSql)) {
+            ps.setString(1, name);
+            try (ResultSet rs = ps.executeQuery()) {
+                if (!rs.next()) {
+                    return new AcquireResult.Busy(null, -1, null); // purged in between: the caller tries again
+                }
+                // a free row (expired, or its grant released) is kept for a waiter ahead in line: no remaining lease
+                return busy(rs.getString(1), rs.getLong(2), rs.getBoolean(4) ? rs.getLong(3) : 0);
             }
         }
     }
@@ -498,8 +498,10 @@ final class MySqlFamilyLeaseTable extends LeaseTable {
      * unexpired. Returns how many it deleted.
      */
     private int clearReleases(Connection c) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("DELETE FROM " + released + " WHERE (token, acquired_at)"
-                + " NOT IN (SELECT token, acquired_at FROM " + table + " WHERE expires_at > " + NOW + ")")) {
+        // (the live grants materialised once, with a key: a NOT IN subquery ran once per entry, a scan each)
+        try (PreparedStatement ps = c.prepareStatement("DELETE r FROM " + released + " r LEFT JOIN (SELECT token,"
+                + " acquired_at FROM " + table + " WHERE expires_at > " + NOW + ") live ON live.token = r.token"
+                + " AND live.acquired_at = r.acquired_at WHERE live.token IS NULL")) {
             return ps.executeUpdate();
         }
     }
