@@ -11,7 +11,10 @@ import java.util.Locale;
 public enum Dialect {
     /** PostgreSQL 9.5+: one-statement upsert with {@code RETURNING}, a sequence, {@code LISTEN/NOTIFY}. */
     POSTGRESQL("postgresql"),
-    /** MariaDB 10.5+: {@code INSERT … ON DUPLICATE KEY UPDATE … RETURNING} and a sequence, one statement. */
+    /**
+     * MariaDB 10.5+: a sequence; a grant is one {@code UPDATE} of a free row (the token back in the OK packet), an
+     * insert ({@code RETURNING}) for a name's first use; releases are entries in a MEMORY table.
+     */
     MARIADB("mariadb"),
     /** MySQL 8: {@code INSERT … ON DUPLICATE KEY UPDATE} and a counter row, in one transaction. */
     MYSQL("mysql"),

@@ -144,6 +144,71 @@ class MariaDbReleaseIT {
     }
 
     /**
+     * An entry names its grant by token and {@code acquired_at}: after a sequence set back, a later grant that drew
+     * the token of a released one again is still held.
+     */
+    @Test
+    void aReleaseNeverFreesALaterGrantThatDrewTheSameTokenAgain() throws Exception {
+        String name = unique("same-token");
+        try (var pool = pool(); Connection admin = DriverManager.getConnection(URL);
+             JdbcLockClient a = JdbcLocks.builder(pool).tableName("baton_setback").createTableIfMissing().build();
+             JdbcLockClient b = JdbcLocks.builder(pool).tableName("baton_setback").build();
+             JdbcLockClient c = JdbcLocks.builder(pool).tableName("baton_setback").build()) {
+            long first;
+            try (Lease lease = a.lock(name).acquire(Duration.ofSeconds(5))) {
+                first = lease.fencingToken();
+            }
+            try (Statement st = admin.createStatement()) {
+                st.execute("ALTER SEQUENCE baton_setback_token_seq RESTART WITH " + first);
+            }
+            try (Lease again = b.lock(name).acquire(Duration.ofSeconds(5))) {
+                assertThat(again.fencingToken()).as("the token drawn again").isEqualTo(first);
+                assertThat(c.lock(name).tryAcquire()).as("the earlier release does not free it").isEmpty();
+                assertThat(info(c, name).held()).isTrue();
+                again.checkValid();
+            }
+        }
+    }
+
+    /** Threads of several clients trying a name never used at once: exactly one is granted, each time. */
+    @Test
+    void oneOfManyFirstAttemptsAtANewNameIsGranted() throws Exception {
+        int clients = 4;
+        int threadsPerClient = 2;
+        List<JdbcLockClient> all = new ArrayList<>();
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(
+                clients * threadsPerClient);
+        try (var ds = pool()) {
+            for (int i = 0; i < clients; i++) {
+                all.add(JdbcLocks.builder(ds).tableName("baton_newname").createTableIfMissing().build());
+            }
+            for (int round = 0; round < 20; round++) {
+                String name = unique("new-name");
+                java.util.concurrent.CyclicBarrier start = new java.util.concurrent.CyclicBarrier(
+                        clients * threadsPerClient);
+                List<java.util.concurrent.Future<Optional<Lease>>> tries = new ArrayList<>();
+                for (JdbcLockClient client : all) {
+                    for (int t = 0; t < threadsPerClient; t++) {
+                        tries.add(pool.submit(() -> {
+                            start.await(10, java.util.concurrent.TimeUnit.SECONDS);
+                            return client.lock(name).tryAcquire();
+                        }));
+                    }
+                }
+                List<Lease> granted = new ArrayList<>();
+                for (var f : tries) {
+                    f.get(30, java.util.concurrent.TimeUnit.SECONDS).ifPresent(granted::add);
+                }
+                assertThat(granted).as("grants of %s", name).hasSize(1);
+                granted.get(0).close();
+            }
+        } finally {
+            pool.shutdownNow();
+            all.forEach(JdbcLockClient::close);
+        }
+    }
+
+    /**
      * A MariaDB schema made before releases had their own table is refused at {@code build()} naming the missing
      * table and the shipped DDL, and {@code createTableIfMissing()} adds it.
      */

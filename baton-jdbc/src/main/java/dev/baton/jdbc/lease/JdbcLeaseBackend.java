@@ -48,8 +48,9 @@ import java.util.concurrent.TimeUnit;
  *       ahead, costs no write for the row: a waiting request takes a ticket (once, then a refresh per half lease,
  *       so a dead waiter's ticket ends one lease after its last attempt). Otherwise one step of the dialect's
  *       {@link LeaseTable#tryAcquire} takes the row if it is free (expired, or on MariaDB released) <em>and</em>
- *       nobody else is ahead in line, drawing a fresh token under the row lock and deleting the caller's ticket in the same commit, or
- *       reports its holder. A releasing thread or client asking again is not in line, so it never barges past
+ *       nobody else is ahead in line, drawing a fresh token under the row lock and deleting the caller's ticket in
+ *       the same commit (MariaDB: in a statement right after; a name's first use inserts its row, the token drawn
+ *       before), or reports its holder. A releasing thread or client asking again is not in line, so it never barges past
  *       waiters (it may while nobody waits). A row that is the session strategy's marker is refused
  *       ({@link dev.baton.jdbc.StrategyConflictException}): one name, one lock.</li>
  *   <li>Withdraw: a waiter that stops without a grant deletes its ticket; {@link #close()} deletes every ticket

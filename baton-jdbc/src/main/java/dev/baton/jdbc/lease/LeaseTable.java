@@ -294,7 +294,7 @@ public abstract class LeaseTable {
     /**
      * A read-only look at the row: the holder if it is held now, else null (force release, confirmation; the
      * attempts of a waiter look with {@link #look}, so that retrying a held lock costs a read, not a write and a
-     * commit: a losing upsert still locks the row and commits).
+     * commit: a losing grant still locks the row, and on some servers commits).
      */
     public abstract AcquireResult.Busy peek(Connection c, String name) throws SQLException;
 

@@ -33,8 +33,9 @@ import java.util.Set;
  *   <li>an {@code UPDATE} of the row where it exists, is free (expired, or its grant released) and nobody else is
  *       ahead in line, drawing the token with {@code NEXTVAL} under the row lock; the token comes back in the OK
  *       packet ({@code LAST_INSERT_ID(expr)});</li>
- *   <li>if it updated nothing, an {@code INSERT IGNORE … RETURNING} of the row, which returns the token only if this
- *       statement inserted the row (a name never used, or purged);</li>
+ *   <li>if it updated nothing, an {@code INSERT … SELECT … WHERE NOT EXISTS … RETURNING} of the row, which returns
+ *       the token only if this statement inserted the row (a name never used, or purged; two inserting at once: one
+ *       fails on the key, and it is the one reported);</li>
  *   <li>if the row exists after all, a read of it, reported to the caller as its holder (or, free but kept for the
  *       line, with no remaining lease).</li>
  * </ol>
@@ -102,11 +103,11 @@ final class MySqlFamilyLeaseTable extends LeaseTable {
         this.tokenSource = mariadb ? table + "_token_seq" : table + "_token";
         this.released = mariadb ? table + "_released" : null;
         this.acquireSql = mariadb ? null : mySqlAcquireSql();
-        // (IGNORE: a row there already is skipped, with a warning, and RETURNING returns nothing; the values are
-        // valid by construction, names at most 2,048 UTF-8 bytes and owners under 255 characters)
-        this.insertSql = mariadb ? "INSERT IGNORE INTO " + table + " (name, owner, token, acquired_at, expires_at)"
-                + " VALUES (?, ?, NEXTVAL(" + tokenSource + "), " + NOW + ", " + NOW + " + INTERVAL ? MICROSECOND)"
-                + " RETURNING token" : null;
+        // (not INSERT IGNORE: it would also turn a bad value into a warning and a wrong row; a row there already
+        // makes this insert nothing, and draws no token)
+        this.insertSql = mariadb ? "INSERT INTO " + table + " (name, owner, token, acquired_at, expires_at)"
+                + " SELECT ?, ?, NEXTVAL(" + tokenSource + "), " + NOW + ", " + NOW + " + INTERVAL ? MICROSECOND"
+                + " FROM DUAL WHERE NOT EXISTS (SELECT 1 FROM " + table + " WHERE name = ?) RETURNING token" : null;
         this.reportSql = mariadb ? "SELECT owner, token, TIMESTAMPDIFF(MICROSECOND, " + NOW + ", expires_at), "
                 + heldSql(table) + " FROM " + table + " WHERE name = ?" : null;
         this.takeSql = mariadb ? mariaDbTakeSql(nobodyAhead()) : null;
@@ -244,6 +245,8 @@ final class MySqlFamilyLeaseTable extends LeaseTable {
                 + nowPlusLeaseSql() + ") ON DUPLICATE KEY UPDATE expires_at = VALUES(expires_at)";
     }
 
+    /** MySQL/MariaDB "Duplicate entry for key" (ER_DUP_ENTRY). */
+    private static final int DUPLICATE_KEY = 1062;
     /** MySQL/MariaDB "The table is full" (ER_RECORD_FILE_FULL): a MEMORY table at its size limit. */
     private static final int TABLE_FULL = 1114;
 
@@ -281,7 +284,7 @@ final class MySqlFamilyLeaseTable extends LeaseTable {
             if (!mariadb) {
                 return acquireMySql(c, name, owner, leaseMillis);
             }
-            // the grant is one statement in auto-commit: its row and next-key locks end with it. (In one
+            // each statement of the grant is auto-committed: its row and next-key locks end with it. (In one
             // transaction with the removal of the caller's ticket, a grantee cut off between the two kept them, and
             // every other client's new ticket for the lock waited on them: JdbcLeaseTableIT.aGranteeStalled…)
             AcquireResult result = acquireMariaDb(c, name, owner, leaseMillis, ticketed);
@@ -291,8 +294,9 @@ final class MySqlFamilyLeaseTable extends LeaseTable {
             return result;
         } catch (SQLException e) {
             if (DialectTraits.of(dialect()).isSerializationFailure(e)) {
-                // InnoDB: concurrent upserts of a missing row can deadlock on its gap; the victim was rolled
-                // back and the survivor's statement went on: a lost race, not an error (the caller retries)
+                // InnoDB: concurrent inserts (MySQL: upserts) of a missing row can deadlock on its gap; the victim
+                // was rolled back and the survivor's statement went on: a lost race, not an error (the caller
+                // retries)
                 return new AcquireResult.Busy(null, -1, null);
             }
             throw e;
@@ -336,11 +340,17 @@ final class MySqlFamilyLeaseTable extends LeaseTable {
             ps.setString(1, name);
             ps.setString(2, owner);
             ps.setLong(3, leaseMillis * 1000);
+            ps.setString(4, name);
             try (ResultSet rs = ps.executeQuery()) {
                 if (rs.next()) {
                     return new AcquireResult.Granted(rs.getLong(1));
                 }
             }
+        } catch (SQLException e) {
+            if (e.getErrorCode() != DUPLICATE_KEY) {
+                throw e;
+            }
+            // another client inserted the row first: report it
         }
         try (PreparedStatement ps = c.prepareStatement(reportSql)) {
             ps.setString(1, name);
@@ -348,8 +358,11 @@ final class MySqlFamilyLeaseTable extends LeaseTable {
                 if (!rs.next()) {
                     return new AcquireResult.Busy(null, -1, null); // purged in between: the caller tries again
                 }
-                // a free row (expired, or its grant released) is kept for a waiter ahead in line: no remaining lease
-                return busy(rs.getString(1), rs.getLong(2), rs.getBoolean(4) ? rs.getLong(3) : 0);
+                if (!rs.getBoolean(4)) {
+                    // free (expired, or its grant released) but kept for a waiter ahead in line: nobody holds it
+                    return new AcquireResult.Busy(null, rs.getLong(2), Duration.ZERO);
+                }
+                return busy(rs.getString(1), rs.getLong(2), rs.getLong(3));
             }
         }
     }

@@ -51,6 +51,7 @@ CREATE TABLE IF NOT EXISTS baton_locks_queue (
 -- the default max_heap_table_size (16 MB, as it was when the table was created or, after a restart, first opened)
 -- holds about 300,000. Full of entries of unexpired leases, a release writes the row as before (a flush).
 -- Galera does not replicate MEMORY tables: there, create it with ENGINE = InnoDB (a release is then a flush again).
+-- With the binary log on and sync_binlog=1, a release still flushes the binary log.
 CREATE TABLE IF NOT EXISTS baton_locks_released (
     token       BIGINT          NOT NULL,
     acquired_at DATETIME(6)     NOT NULL COMMENT 'UTC',
