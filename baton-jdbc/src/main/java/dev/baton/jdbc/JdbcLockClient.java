@@ -22,8 +22,8 @@ public interface JdbcLockClient extends LockClient {
     /**
      * Deletes rows whose lease ended more than {@code olderThan} ago (the "cleanup job"). A live lease has
      * {@code expires_at} in the future by the database clock, so it can never match; fencing tokens come
-     * from a database-wide sequence, so they keep increasing per lock after a row is purged. A row counts by the
-     * end of its last lease, not by its release (a MariaDB release leaves {@code expires_at} as it was). Also
+     * from a database-wide sequence, so they keep increasing per lock after a row is purged. A row counts from the
+     * end of its last lease: its release, or its expiry. Also
      * deletes expired tickets of the line and, on MariaDB, the entries of {@code <table>_released} that free
      * nothing any more.
      *

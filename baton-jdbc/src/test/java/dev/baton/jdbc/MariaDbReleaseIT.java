@@ -48,8 +48,9 @@ class MariaDbReleaseIT {
     }
 
     /**
-     * Twenty releases cost fewer than ten InnoDB fsyncs (a durable release costs one each: twenty). Counted on the
-     * server's global counter, so a background flush may add one or two; the grants before are flushed.
+     * Twenty releases cost fewer than ten InnoDB fsyncs (a durable release costs one each: twenty, every time).
+     * Counted on the server's global counter, so a background flush may add a few: up to three rounds, one must
+     * stay under ten. The grants before are flushed.
      */
     @Test
     void aMariaDbReleaseIsNotFlushedToTheRedoLog() throws Exception {
@@ -62,27 +63,82 @@ class MariaDbReleaseIT {
                 assertThat(rs.getInt(1)).as("innodb_flush_log_at_trx_commit: 1 (scripts/start-servers.sh), else"
                         + " no commit is flushed and this test cannot tell").isEqualTo(1);
             }
-            List<Lease> held = new ArrayList<>();
-            for (int i = 0; i < 20; i++) {
-                held.add(locks.lock(unique("unflushed")).acquire(Duration.ofSeconds(5)));
+            List<Long> rounds = new ArrayList<>();
+            for (int round = 0; round < 3 && (rounds.isEmpty() || rounds.get(rounds.size() - 1) >= 10); round++) {
+                List<Lease> held = new ArrayList<>();
+                for (int i = 0; i < 20; i++) {
+                    held.add(locks.lock(unique("unflushed")).acquire(Duration.ofSeconds(5)));
+                }
+                long before = fsyncs(admin);
+                held.forEach(Lease::close);
+                rounds.add(fsyncs(admin) - before);
+                try (Statement st = admin.createStatement(); ResultSet rs = st.executeQuery("SELECT COUNT(*)"
+                        + " FROM baton_unflushed t JOIN baton_unflushed_released r ON r.token = t.token"
+                        + " AND r.acquired_at = t.acquired_at WHERE t.owner IS NOT NULL AND t.token IN ("
+                        + String.join(",", held.stream().map(l -> Long.toString(l.fencingToken())).toList()) + ")")) {
+                    rs.next();
+                    assertThat(rs.getInt(1)).as("releases recorded as entries, the rows untouched").isEqualTo(20);
+                }
+                for (Lease lease : held) {
+                    Optional<Lease> again = locks.lock(lease.lockName()).tryAcquire();
+                    assertThat(again).as("%s is free after its release", lease.lockName()).isPresent();
+                    assertThat(again.get().fencingToken()).isGreaterThan(lease.fencingToken());
+                    again.get().close();
+                }
             }
-            long before = fsyncs(admin);
-            held.forEach(Lease::close);
-            long flushes = fsyncs(admin) - before;
-            assertThat(flushes).as("InnoDB fsyncs during 20 releases").isLessThan(10);
-            try (Statement st = admin.createStatement(); ResultSet rs = st.executeQuery("SELECT COUNT(*)"
-                    + " FROM baton_unflushed t JOIN baton_unflushed_released r ON r.token = t.token"
-                    + " AND r.acquired_at = t.acquired_at WHERE t.owner IS NOT NULL AND t.token IN ("
-                    + String.join(",", held.stream().map(l -> Long.toString(l.fencingToken())).toList()) + ")")) {
+            assertThat(rounds).as("InnoDB fsyncs during 20 releases, per round").anyMatch(n -> n < 10);
+        }
+    }
+
+    /**
+     * A forced release ({@code baton release}) writes the row free, as releases did before they became entries: a
+     * client of an earlier version, which does not read the table of releases, must see it end too, or it would
+     * renew and hold a lease that newer clients see free.
+     */
+    @Test
+    void aForcedReleaseWritesTheRowFreeForClientsThatDoNotReadTheTableOfReleases() throws Exception {
+        String name = unique("forced");
+        try (var pool = pool(); Connection admin = DriverManager.getConnection(URL);
+             JdbcLockClient a = JdbcLocks.builder(pool).tableName("baton_unflushed").createTableIfMissing().build();
+             JdbcLockClient b = JdbcLocks.builder(pool).tableName("baton_unflushed").build()) {
+            Lease held = a.lock(name).acquire(Duration.ofSeconds(5));
+            assertThat(b.forceRelease(name, java.util.OptionalLong.empty())).isPresent();
+            try (Statement st = admin.createStatement(); ResultSet rs = st.executeQuery("SELECT owner IS NULL,"
+                    + " expires_at <= UTC_TIMESTAMP(6) FROM baton_unflushed WHERE name = '" + name + "'")) {
                 rs.next();
-                assertThat(rs.getInt(1)).as("releases recorded as entries, the rows untouched").isEqualTo(20);
+                assertThat(rs.getBoolean(1)).as("no owner in the row").isTrue();
+                assertThat(rs.getBoolean(2)).as("expired in the row").isTrue();
             }
-            for (Lease lease : held) {
-                Optional<Lease> again = locks.lock(lease.lockName()).tryAcquire();
-                assertThat(again).as("%s is free after its release", lease.lockName()).isPresent();
-                assertThat(again.get().fencingToken()).isGreaterThan(lease.fencingToken());
-                again.get().close();
+            assertThatThrownBy(held::checkValid).as("the holder, asking the server").isInstanceOf(
+                    dev.baton.LockLostException.class);
+            held.close();
+        }
+    }
+
+    /** {@code purgeExpired} deletes the entries that free nothing any more (their leases ended). */
+    @Test
+    void purgeExpiredDeletesTheEntriesOfEndedLeases() throws Exception {
+        String name = unique("purged-entry");
+        try (var pool = pool(); Connection admin = DriverManager.getConnection(URL);
+             JdbcLockClient locks = JdbcLocks.builder(pool).tableName("baton_unflushed").createTableIfMissing()
+                     .build()) {
+            Lease lease = locks.lock(name).acquire(Duration.ofSeconds(5));
+            lease.close();
+            String entry = "SELECT COUNT(*) FROM baton_unflushed_released WHERE token = " + lease.fencingToken();
+            assertThat(count(admin, entry)).as("the release's entry").isEqualTo(1);
+            try (Statement st = admin.createStatement()) { // the lease ends, as by the passing of its time
+                st.executeUpdate("UPDATE baton_unflushed SET expires_at = UTC_TIMESTAMP(6) - INTERVAL 1 SECOND"
+                        + " WHERE name = '" + name + "'");
             }
+            locks.purgeExpired(Duration.ofHours(1));
+            assertThat(count(admin, entry)).as("the entry, once its lease ended").isZero();
+        }
+    }
+
+    private static int count(Connection admin, String sql) throws SQLException {
+        try (Statement st = admin.createStatement(); ResultSet rs = st.executeQuery(sql)) {
+            rs.next();
+            return rs.getInt(1);
         }
     }
 
@@ -95,7 +151,7 @@ class MariaDbReleaseIT {
         String name = unique("forgotten");
         try (var pool = pool(); Connection admin = DriverManager.getConnection(URL);
              JdbcLockClient a = JdbcLocks.builder(pool).tableName("baton_forgot").createTableIfMissing()
-                     .leaseTime(Duration.ofSeconds(2)).build();
+                     .leaseTime(Duration.ofSeconds(5)).build();
              JdbcLockClient b = JdbcLocks.builder(pool).tableName("baton_forgot").build()) {
             Lease first = a.lock(name).acquire(Duration.ofSeconds(5));
             first.close();
@@ -108,7 +164,7 @@ class MariaDbReleaseIT {
             assertThat(forgotten.held()).as("held again once the release is forgotten").isTrue();
             assertThat(forgotten.fencingToken()).isEqualTo(first.fencingToken());
             assertThat(b.lock(name).tryAcquire()).as("not free before the lease ends").isEmpty();
-            try (Lease second = b.lock(name).acquire(Duration.ofSeconds(10))) {
+            try (Lease second = b.lock(name).acquire(Duration.ofSeconds(20))) {
                 assertThat(second.fencingToken()).isGreaterThan(first.fencingToken());
                 Instant grantedAt = info(b, name).acquiredAt();
                 assertThat(grantedAt).as("granted once the forgotten lease ended")
@@ -276,6 +332,9 @@ class MariaDbReleaseIT {
                 }
                 assertThat(locks.list().stream().filter(i -> i.name().startsWith("live-") && !i.held()).count())
                         .as("the released leases the live entries name stay free").isEqualTo(live);
+            } finally { // the junk rows and the small table go (the next run makes both again)
+                st.execute("DELETE FROM " + table + " WHERE name LIKE 'live-%'");
+                st.execute("DROP TABLE IF EXISTS " + table + "_released");
             }
         }
     }
@@ -291,8 +350,8 @@ class MariaDbReleaseIT {
         int fitted = 0;
         for (Object[] row : rows) {
             try {
-                st.executeUpdate("INSERT INTO " + target + " (token, acquired_at) VALUES (" + row[0] + ", '" + row[1]
-                        + "')");
+                st.executeUpdate("INSERT INTO " + target + " (token, acquired_at, released_at) VALUES (" + row[0]
+                        + ", '" + row[1] + "', UTC_TIMESTAMP(6))");
                 fitted++;
             } catch (SQLException full) {
                 assertThat(full.getErrorCode()).as("filling %s: %s", target, full.getMessage()).isEqualTo(1114);

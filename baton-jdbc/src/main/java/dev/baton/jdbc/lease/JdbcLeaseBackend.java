@@ -726,7 +726,10 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
         }
     }
 
-    /** One read: the row matches name, owner and token and has not expired by the database clock. */
+    /**
+     * One read: the row matches name, owner and token and is held: not expired by the database clock (and, on
+     * MariaDB, not released).
+     */
     @Override
     public boolean confirm(LeaseKey lease) {
         String what = "confirming '" + lease.name() + "' (token " + lease.token() + ")";
@@ -791,8 +794,9 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
     }
 
     /**
-     * Deletes rows expired more than {@code olderThan} ago, and every expired ticket of the line (a waiter that
-     * died, or whose withdrawal failed); returns how many lease rows it deleted.
+     * Deletes rows expired more than {@code olderThan} ago, every expired ticket of the line (a waiter that died, or
+     * whose withdrawal failed) and, on MariaDB, the entries of {@code <table>_released} that free nothing any more;
+     * returns how many lease rows it deleted.
      */
     public int purge(Duration olderThan) {
         run("purge of expired tickets", table::purgeTickets);
@@ -814,7 +818,7 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
                         || (token.isPresent() && live.token() != token.getAsLong())) {
                     return Optional.empty();
                 }
-                if (table.release(c, new LeaseKey(name, live.holder(), live.token()))) {
+                if (table.forceRelease(c, new LeaseKey(name, live.holder(), live.token()))) {
                     letGoHoldersBell(name, live.token()); // if this client held it
                     return Optional.of(new ForcedRelease(name, live.holder(), live.token(), live.remaining()));
                 }

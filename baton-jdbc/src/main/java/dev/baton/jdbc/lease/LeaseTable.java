@@ -300,6 +300,11 @@ public abstract class LeaseTable {
 
     public abstract boolean release(Connection c, LeaseKey key) throws SQLException;
 
+    /** A release of another client's lease ({@code baton release}): as {@link #release} unless the dialect says. */
+    public boolean forceRelease(Connection c, LeaseKey key) throws SQLException {
+        return release(c, key);
+    }
+
     /** Renews up to {@link #renewBatch} keys; returns the renewed ones. */
     public abstract Set<LeaseKey> renew(Connection c, List<LeaseKey> keys, long leaseMillis) throws SQLException;
 

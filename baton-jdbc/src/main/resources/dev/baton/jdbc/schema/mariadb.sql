@@ -43,17 +43,18 @@ CREATE TABLE IF NOT EXISTS baton_locks_queue (
     PRIMARY KEY USING BTREE (name, owner)
 ) ENGINE = MEMORY;
 
--- Releases of plain leases: one entry per released grant (its token and acquired_at). A release adds an entry
--- instead of writing the lease row, so it costs no durable commit (the grant is the one flush of a lease); a row
+-- Releases of plain leases: one entry per released grant (its token and acquired_at, and when it was released). A release adds an entry
+-- instead of writing the lease row, so it costs no durable commit (grants and renewals are the flushes of a lease); a row
 -- whose grant has an entry is free. MEMORY: a server restart empties it, and each lease released before then counts
 -- as held until it ends (never held by two), as a PostgreSQL release lost with its unflushed WAL does. Entries that
--- free nothing any more are deleted when the table is full and by purgeExpired; an entry takes about 50 bytes, so
+-- free nothing any more are deleted when the table is full and by purgeExpired; an entry takes 68 bytes (measured), so
 -- the default max_heap_table_size (16 MB, as it was when the table was created or, after a restart, first opened)
--- holds about 300,000. Full of entries of unexpired leases, a release writes the row as before (a flush).
+-- holds about 246,000. Full of entries of unexpired leases, a release writes the row as before (a flush).
 -- Galera does not replicate MEMORY tables: there, create it with ENGINE = InnoDB (a release is then a flush again).
 -- With the binary log on and sync_binlog=1, a release still flushes the binary log.
 CREATE TABLE IF NOT EXISTS baton_locks_released (
     token       BIGINT          NOT NULL,
     acquired_at DATETIME(6)     NOT NULL COMMENT 'UTC',
+    released_at DATETIME(6)     NOT NULL COMMENT 'UTC: when the lease ended (listings, purgeExpired)',
     PRIMARY KEY USING HASH (token, acquired_at)
 ) ENGINE = MEMORY;
