@@ -38,6 +38,14 @@ class ScheduledRunIT {
         dbs.forEach(TxDatabase::close);
     }
 
+    /** Sleeps at least {@code d} by the monotonic clock (a scenario's precondition, not a wait for an outcome). */
+    private static void sleepPast(Duration d) {
+        long until = System.nanoTime() + d.toNanos();
+        for (long left = d.toNanos(); left > 0; left = until - System.nanoTime()) {
+            java.util.concurrent.locks.LockSupport.parkNanos(left);
+        }
+    }
+
     private static LockInfo row(JdbcLockClient locks, String name) {
         return locks.list().stream().filter(i -> i.name().equals(name)).findFirst()
                 .orElseThrow(() -> new AssertionError("no lease row for '" + name + "'"));
@@ -85,6 +93,9 @@ class ScheduledRunIT {
             Future<Boolean> first = pool.submit(() -> a.runOnce(name, Duration.ofSeconds(30), Duration.ofMillis(1), () -> {
                 running.countDown();
                 TransactionRowLockIT.await(finish);
+                // the premise: the task runs longer than atLeastFor (1 ms). Without this it could end within that
+                // millisecond (SQLite in-process, seen in CI), and its name then rightly stayed taken until then
+                sleepPast(Duration.ofMillis(20));
             }));
             TransactionRowLockIT.await(running);
             assertThat(b.runOnce(name, Duration.ofSeconds(30), Duration.ofMillis(1), () -> { })).isFalse();
