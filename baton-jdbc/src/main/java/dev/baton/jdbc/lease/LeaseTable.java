@@ -149,9 +149,20 @@ public abstract class LeaseTable {
 
     /** The condition on a ticket {@code o} of {@link #aheadSql()} (the same three parameters). */
     private String aheadCondition() {
-        return "o.name = ? AND o.owner <> ? AND o.expires_at > " + nowSql()
-                + " AND NOT EXISTS (SELECT 1 FROM " + queue + " m WHERE m.name = o.name AND m.owner = ?"
-                + " AND (m.enqueued_at < o.enqueued_at OR (m.enqueued_at = o.enqueued_at AND m.owner < o.owner)))";
+        return aheadCondition("?", true);
+    }
+
+    /**
+     * The condition on a ticket {@code o} that it is live, of another owner, and ahead of the caller: the lock's
+     * name is {@code name} (a parameter {@code ?}, or a column), then the caller's owner as a parameter; with
+     * {@code mayHaveTicket}, ahead of the caller's own ticket if it has one (the owner once more as a parameter),
+     * else any live ticket of another owner.
+     */
+    String aheadCondition(String name, boolean mayHaveTicket) {
+        return "o.name = " + name + " AND o.owner <> ? AND o.expires_at > " + nowSql()
+                + (mayHaveTicket ? " AND NOT EXISTS (SELECT 1 FROM " + queue + " m WHERE m.name = o.name"
+                   + " AND m.owner = ? AND (m.enqueued_at < o.enqueued_at OR (m.enqueued_at = o.enqueued_at"
+                   + " AND m.owner < o.owner)))" : "");
     }
 
     /** Binds the three parameters of {@link #aheadSql()} from {@code index}; returns the next index. */

@@ -79,7 +79,7 @@ final class MySqlFamilyLeaseTable extends LeaseTable {
     private final String acquireSql;
     /** MariaDB: the insert of a row not there yet, which returns the token only if it inserted the row. */
     private final String insertSql;
-    /** MariaDB: the read that reports the row a grant could not take. */
+    /** The read of a lease row as {@link #report} gives it (a grant that could not take it, {@link #peek}). */
     private final String reportSql;
     /**
      * MariaDB: the grant of an existing free row, by an {@code UPDATE} that hands back the token, for a caller that
@@ -110,8 +110,8 @@ final class MySqlFamilyLeaseTable extends LeaseTable {
         this.insertSql = mariadb ? "INSERT INTO " + table + " (name, owner, token, acquired_at, expires_at)"
                 + " SELECT ?, ?, NEXTVAL(" + tokenSource + "), " + NOW + ", " + NOW + " + INTERVAL ? MICROSECOND"
                 + " FROM DUAL WHERE NOT EXISTS (SELECT 1 FROM " + table + " WHERE name = ?) RETURNING token" : null;
-        this.reportSql = mariadb ? "SELECT owner, token, TIMESTAMPDIFF(MICROSECOND, " + NOW + ", expires_at), "
-                + heldSql(table) + " FROM " + table + " WHERE name = ?" : null;
+        this.reportSql = "SELECT owner, token, TIMESTAMPDIFF(MICROSECOND, " + NOW + ", expires_at), " + heldSql(table)
+                + " FROM " + table + " WHERE name = ?";
         this.takeSql = mariadb ? mariaDbTakeSql(nobodyAhead(true)) : null;
         this.takeSqlNotInLine = mariadb ? mariaDbTakeSql(nobodyAhead(false)) : null;
     }
@@ -135,11 +135,8 @@ final class MySqlFamilyLeaseTable extends LeaseTable {
      */
     private String nobodyAhead(boolean mayHaveTicket) {
         // the line's condition names the row's own name and the caller (MySQL refuses VALUES() inside a subquery)
-        return "NOT EXISTS (SELECT 1 FROM " + queue + " o WHERE o.name = " + table + ".name"
-                + " AND o.owner <> ? AND o.expires_at > " + NOW
-                + (mayHaveTicket ? " AND NOT EXISTS (SELECT 1 FROM " + queue + " m WHERE m.name = o.name AND m.owner = ?"
-                   + " AND (m.enqueued_at < o.enqueued_at OR (m.enqueued_at = o.enqueued_at AND m.owner < o.owner)))"
-                   : "") + ")";
+        return "NOT EXISTS (SELECT 1 FROM " + queue + " o WHERE " + aheadCondition(table + ".name", mayHaveTicket)
+                + ")";
     }
 
     /**
@@ -160,10 +157,14 @@ final class MySqlFamilyLeaseTable extends LeaseTable {
                 + " expires_at = IF(" + taken + ", VALUES(expires_at), expires_at)";
     }
 
+    /** MariaDB: the entry {@code r} of the grant now in lease row {@code row}, as a {@code FROM … WHERE}. */
+    private String entryOf(String row) {
+        return " FROM " + released + " r WHERE r.token = " + row + ".token AND r.acquired_at = " + row + ".acquired_at";
+    }
+
     /** MariaDB: whether the grant now in lease row {@code row} was released (has an entry in the MEMORY table). */
     private String releasedSql(String row) {
-        return "EXISTS (SELECT 1 FROM " + released + " r WHERE r.token = " + row + ".token"
-                + " AND r.acquired_at = " + row + ".acquired_at)";
+        return "EXISTS (SELECT 1" + entryOf(row) + ")";
     }
 
     /**
@@ -172,8 +173,7 @@ final class MySqlFamilyLeaseTable extends LeaseTable {
      */
     private String endSql(String row) {
         return released == null ? row + ".expires_at" : "LEAST(" + row + ".expires_at, COALESCE((SELECT r.released_at"
-                + " FROM " + released + " r WHERE r.token = " + row + ".token AND r.acquired_at = " + row
-                + ".acquired_at), " + row + ".expires_at))";
+                + entryOf(row) + "), " + row + ".expires_at))";
     }
 
     /** Held: a holder, an unexpired lease and, on MariaDB, no release of its grant in the MEMORY table. */
@@ -365,14 +365,23 @@ final class MySqlFamilyLeaseTable extends LeaseTable {
             }
             // another client inserted the row first: report it
         }
+        AcquireResult.Busy row = report(c, name);
+        // (no row: purged in between, the caller tries again; a free one is kept for a waiter ahead in line)
+        return row != null ? row : new AcquireResult.Busy(null, -1, null);
+    }
+
+    /**
+     * The lease row of {@code name}: null if there is none; held, its holder, token and remaining lease; free
+     * (expired, or on MariaDB its grant released), its token with no holder and no remaining lease.
+     */
+    private AcquireResult.Busy report(Connection c, String name) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(reportSql)) {
             ps.setString(1, name);
             try (ResultSet rs = ps.executeQuery()) {
                 if (!rs.next()) {
-                    return new AcquireResult.Busy(null, -1, null); // purged in between: the caller tries again
+                    return null;
                 }
                 if (!rs.getBoolean(4)) {
-                    // free (expired, or its grant released) but kept for a waiter ahead in line: nobody holds it
                     return new AcquireResult.Busy(null, rs.getLong(2), Duration.ZERO);
                 }
                 return busy(rs.getString(1), rs.getLong(2), rs.getLong(3));
@@ -442,21 +451,15 @@ final class MySqlFamilyLeaseTable extends LeaseTable {
         ps.setString(5, owner);
     }
 
-    private static AcquireResult busy(String holder, long token, long remainingMicros) {
+    private static AcquireResult.Busy busy(String holder, long token, long remainingMicros) {
         // (not nanos * 1000: a marker row's remaining microseconds would overflow a long of nanoseconds)
         return new AcquireResult.Busy(holder, token, Duration.of(Math.max(0, remainingMicros), ChronoUnit.MICROS));
     }
 
     @Override
     public AcquireResult.Busy peek(Connection c, String name) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("SELECT owner, token,"
-                + " TIMESTAMPDIFF(MICROSECOND, " + NOW + ", expires_at) FROM " + table
-                + " WHERE name = ? AND " + heldSql(table))) {
-            ps.setString(1, name);
-            try (ResultSet rs = ps.executeQuery()) {
-                return rs.next() ? (AcquireResult.Busy) busy(rs.getString(1), rs.getLong(2), rs.getLong(3)) : null;
-            }
-        }
+        AcquireResult.Busy row = report(c, name);
+        return row == null || row.holder() == null ? null : row; // a held row always names its holder
     }
 
     /**
@@ -497,7 +500,8 @@ final class MySqlFamilyLeaseTable extends LeaseTable {
      */
     private boolean markReleased(Connection c, LeaseKey key) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + released + " (token, acquired_at, released_at)"
-                + " SELECT token, acquired_at, " + NOW + " FROM " + table + " WHERE name = ? AND owner = ? AND token = ?"
+                + " SELECT token, acquired_at, " + NOW + " FROM " + table
+                + " WHERE name = ? AND owner = ? AND token = ?"
                 + " ON DUPLICATE KEY UPDATE token = VALUES(token)")) {
             bindKey(ps, key);
             if (ps.executeUpdate() > 0) {
@@ -558,8 +562,9 @@ final class MySqlFamilyLeaseTable extends LeaseTable {
     public Set<LeaseKey> renew(Connection c, List<LeaseKey> keys, long leaseMillis) throws SQLException {
         String predicate = LeaseKeys.predicate(keys.size());
         int updated;
-        // (a released grant is not renewed: on MariaDB it is free, though its row is unexpired)
-        String live = released == null ? "expires_at > " + NOW : heldSql(table);
+        // (a released grant is not renewed: on MariaDB it is free, though its row is unexpired; the keys' owners are
+        // never null, so the holder term of heldSql changes nothing for MySQL)
+        String live = heldSql(table);
         try (PreparedStatement ps = c.prepareStatement("UPDATE " + table + " SET expires_at = " + NOW
                 + " + INTERVAL ? MICROSECOND WHERE " + live + " AND " + predicate)) {
             ps.setLong(1, leaseMillis * 1000);
