@@ -503,6 +503,47 @@ class JdbcLeaseTableIT {
     }
 
     /**
+     * Regression (issue 13, seen in the benchmark as a poll in most MariaDB hand-overs): a holder that releases
+     * before the head of the line comes to its bell has let the bell go, so the head's wait finds nobody keeping it.
+     * The head took that as "the holder keeps no bell" and parked until the line-paced poll, then looked, then
+     * granted; it now goes to the grant at once, which tells whether the lock is free. Forced: the holder releases,
+     * and its bell is let go, just before the head's wait statement.
+     */
+    @Test
+    void aMariaDbHeadThatComesToTheHoldersBellAfterTheReleaseGoesStraightToTheGrant() throws Exception {
+        String name = unique("late-bell");
+        onAContendedBell(name, (held, waiterClient, recorded, admin, two) -> {
+            int before = recorded.sql().size();
+            recorded.before("IF(GET_LOCK", () -> {
+                held.close();
+                await("the holder's bell is let go").atMost(Duration.ofSeconds(10))
+                        .until(() -> bellHolder(admin, "baton_bell", name) == null);
+            });
+            try (Lease got = waiterClient.lock(name).acquire(Duration.ofSeconds(20))) {
+                assertThat(got.fencingToken()).isGreaterThan(held.fencingToken());
+            }
+            assertThat(held.isValid()).as("the hook released the holder before the wait").isFalse();
+            List<String> full = recorded.sql().subList(before, recorded.sql().size());
+            int wait = -1;
+            for (int i = 0; i < full.size(); i++) {
+                if (full.get(i).contains("IF(GET_LOCK")) {
+                    wait = i;
+                    break;
+                }
+            }
+            assertThat(wait).as("the head waited on a bell (statements: %s)", full).isNotNegative();
+            assertThat(full.subList(wait + 1, full.size()).stream()
+                    .filter(sql -> sql.contains("baton_bell"))
+                    .map(sql -> sql.substring(0, Math.min(sql.length(), 40))).toList())
+                    .as("after the wait that found no bell: the grant, not a poll and a look")
+                    .satisfiesExactly(
+                            grant -> assertThat(grant).startsWith("UPDATE baton_bell SET token = LAST_INSER"),
+                            ticket -> assertThat(ticket).startsWith("DELETE FROM baton_bell_queue"),
+                            release -> assertThat(release).startsWith("INSERT INTO baton_bell_released"));
+        });
+    }
+
+    /**
      * MariaDB: the bell is only a wake-up. A holder's bell connection killed on the server lets the bell go, which
      * wakes the head of the line; its grant finds the lock still held (the lease row decides, not the bell), so it
      * waits on without an error, and takes the lock when the holder releases it.

@@ -445,13 +445,13 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
     private final ConcurrentHashMap<AcquireRequest, BellWait> bellFor = new ConcurrentHashMap<>();
 
     /**
-     * A wait on {@code bell}: {@code holders} (the holder's bell: rung, the waiter grants itself) or a ticket bell
-     * (rung, it looks again, unless {@code secondInLine}: then the waiter ahead was the head, and has just been
-     * granted or left, so this one is now the head and waits on the holder's bell next); {@code busy}: the answer
+     * A wait on {@code bell}: {@code holders} (the holder's bell: rung, the waiter grants itself) or the ticket bell of
+     * the waiter right ahead (rung, that waiter has just been granted, or left, so this one is now the head and waits
+     * on the holder's bell next; {@link #awaitBell}); {@code busy}: the answer
      * while it rings not; {@code endsNanos}: the {@link System#nanoTime()} after which waiting on it is pointless
      * (the holder's lease ends).
      */
-    private record BellWait(String bell, boolean holders, boolean secondInLine, AcquireResult.Busy busy,
+    private record BellWait(String bell, boolean holders, AcquireResult.Busy busy,
                             long endsNanos) {
     }
 
@@ -462,22 +462,31 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
             return;
         }
         if (look.ahead() == 0 && look.holder() != null) {
-            bellFor.put(request, new BellWait(bells.holderBell(request.name()), true, false, busy, endsNanos));
+            bellFor.put(request, new BellWait(bells.holderBell(request.name()), true, busy, endsNanos));
         } else if (look.ahead() > 0 && look.predecessor() != null) {
             bellFor.put(request, new BellWait(bells.ticketBell(request.name(), look.predecessor(),
-                    look.predecessorSince()), false, look.ahead() == 1, busy, Long.MAX_VALUE));
+                    look.predecessorSince()), false, busy, Long.MAX_VALUE));
         }
     }
 
     /**
      * The wait of a waiter in line (MariaDB, MySQL): on the bell its last attempt chose ({@link #waitOnBell}), at
-     * most {@code slice} (and, for the holder's bell, no longer than the holder's lease plus a millisecond). Rung:
-     * the head goes straight to the grant, on the same connection; the second in line, now the head, waits on the
-     * holder's bell for the rest of the slice (the grantee ahead armed it before it let its ticket bell go), and
-     * looks again at once if it finds none; any other waiter looks again at once. Not now:
-     * no bell to wait on, as many waiters of this client as the pool spares wait already, or nobody keeps the bell
-     * (the holder's grant was uncontended, or the waiter ahead keeps no bell): the core parks until the line-paced
-     * poll.
+     * most {@code slice} (and, for the holder's bell, no longer than the holder's lease plus a millisecond).
+     * <ul>
+     *   <li>The holder's bell rung: the waiter goes straight to the grant, on the same connection.</li>
+     *   <li>The ticket bell of the waiter right ahead rung: that waiter was granted (or left the line), so this one is
+     *       now the head; it waits on the holder's bell for the rest of the slice (a grantee arms it before it lets
+     *       its ticket bell go), then goes to the grant.</li>
+     *   <li>Nobody keeps the holder's bell: it was let go before this waiter came (the lease was released, or lost),
+     *       or never armed (an uncontended grant). The grant tells which at once; only if the same holder still has
+     *       the lock does the waiter fall back to the line-paced poll. (It used to fall back always, and a holder
+     *       that released within a millisecond or so of its grant, before its head came to the bell, cost every
+     *       hand-over a poll.)</li>
+     * </ul>
+     * The grant checks the row and the line itself, so a waiter that went to it out of turn (its predecessor left,
+     * not granted) is told the lock is busy and looks again. Not now: no bell to wait on, as many waiters of this
+     * client as the pool spares wait already, nobody keeps the bell of the waiter ahead, or the holder keeps none:
+     * the core parks until the line-paced poll.
      */
     BlockingWait.Outcome awaitBell(AcquireRequest request, Duration slice) {
         BellWait wait = bellFor.remove(request);
@@ -497,25 +506,21 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
         try {
             return run("waiting for a bell in the line of '" + name + "'", c -> {
                 LineBells.Rang rang = awaitOrDiscard(c, wait.bell(), timeout);
-                if (rang == LineBells.Rang.NO_BELL) {
+                if (rang == LineBells.Rang.NO_BELL && !wait.holders()) {
                     return NOBODY_KEEPS_IT;
                 }
                 if (rang == LineBells.Rang.STILL_HELD && System.nanoTime() < sliceEnds - timeout / 2) {
                     return CUT_SHORT; // not waited out (the server cut it short): no loop of looks and waits
                 }
-                if (rang == LineBells.Rang.RUNG && wait.secondInLine()) {
+                if (rang == LineBells.Rang.RUNG && !wait.holders()) {
                     long left = sliceEnds - System.nanoTime();
                     rang = left <= 0 ? LineBells.Rang.STILL_HELD : awaitOrDiscard(c, bells.holderBell(name), left);
-                    if (rang == LineBells.Rang.NO_BELL) {
-                        rang = LineBells.Rang.STILL_HELD; // the holder keeps none (or let go already): look now
-                    }
-                } else if (rang == LineBells.Rang.RUNG && !wait.holders()) {
-                    rang = LineBells.Rang.STILL_HELD; // the line moved ahead of this waiter: look now
                 }
                 if (rang == LineBells.Rang.STILL_HELD) {
                     return new BlockingWait.Outcome.Decided(wait.busy()); // look again now
                 }
-                // the holder let go (or its session ended): the grant, which checks the row and the line
+                // the holder let go (or its session ended), or keeps no bell: the grant, which checks the row and the
+                // line
                 AcquireResult result = table.tryAcquire(c, name, request.owner(), request.leaseTime().toMillis(),
                         true);
                 if (result instanceof AcquireResult.Granted granted) {
@@ -523,6 +528,10 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
                 }
                 LeaseTable.refuseSessionMarker(result, name, table.table);
                 contended(name);
+                if (rang == LineBells.Rang.NO_BELL && result instanceof AcquireResult.Busy busy
+                        && busy.holder() != null && busy.token() == wait.busy().token()) {
+                    return HOLDER_KEEPS_NONE; // the holder waited on holds the lock and keeps no bell: poll
+                }
                 return new BlockingWait.Outcome.Decided(result);
             });
         } finally {
@@ -550,7 +559,9 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
     private static final BlockingWait.Outcome OTHERS_WAIT = new BlockingWait.Outcome.NotNow(
             "as many waiters of this client as the pool spares wait on bells already: the line-paced poll");
     private static final BlockingWait.Outcome NOBODY_KEEPS_IT = new BlockingWait.Outcome.NotNow(
-            "nobody keeps the bell (an uncontended grant, or a waiter ahead that keeps none): the line-paced poll");
+            "nobody keeps the bell of the waiter ahead: the line-paced poll");
+    private static final BlockingWait.Outcome HOLDER_KEEPS_NONE = new BlockingWait.Outcome.NotNow(
+            "the holder keeps no bell (its grant was uncontended): the line-paced poll");
 
     /**
      * {@code busy}, unless this attempt has just taken a new place in line on a server that wakes waiters by
