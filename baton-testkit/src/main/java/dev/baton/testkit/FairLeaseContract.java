@@ -25,7 +25,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 public abstract class FairLeaseContract extends LeaseContract {
     /** Clients and threads per client contending for the one lock. */
-    private static final int CLIENTS = 4;
+    /** How many clients the rung runs, two threads each. */
+    public static final int CLIENTS = 4;
     private static final int THREADS = 2;
     /** How long the threads keep asking. */
     private static final Duration RUN = Duration.ofSeconds(3);
@@ -37,19 +38,26 @@ public abstract class FairLeaseContract extends LeaseContract {
      */
     private static final int LONGEST_OVER_MEDIAN = 20;
     /**
-     * The most grants to others that one acquisition may see while it waits: in a line of 8 threads at most the
-     * 7 ahead of it; three times that allows for grants made between the call and its place in line on a loaded
-     * machine (seen: 15 on the MySQL dialect). The unfair hand-over passed waiters over 56 to 901 times.
+     * The most grants that may go, while one acquisition waits, to acquisitions that asked after it did: five turns
+     * of the line of 8. In a line none would, once it has its place; the turns allow for those that got their places
+     * while it was still getting its own, on a loaded 2-core machine, at up to about 1,000 grants a second
+     * (PostgreSQL, woken by its notice). Seen: up to 25 on PostgreSQL, 16 on MariaDB with {@code autoCommit=false},
+     * 8 on SQLite, whose ticket is a write that may miss a few gaps in SQLite's write lock, which has no queue; once
+     * in line nobody was passed over more than the 7 ahead (PostgreSQL's statement log). Clients that retry a
+     * try-once acquisition every millisecond, ShedLock's way, are overtaken 117 to 153 times
+     * ({@code FairnessRungControlIT}). (The rung used to bound every grant to others while an acquisition waited,
+     * at three turns; when hand-overs got two to three times faster, the same few milliseconds before a place is
+     * taken held 24 to 33 of them. Those ahead when it asked are not counted now.)
      */
-    private static final int MOST_PASSED_OVER = 3 * (CLIENTS * THREADS - 1);
+    public static final int MOST_OVERTAKEN = 5 * (CLIENTS * THREADS - 1);
 
     /**
-     * The most grants to others that one acquisition may see while it waits ({@value #MOST_PASSED_OVER} unless a
-     * fixture says why its database needs more: the place in line is itself a write, and a database whose write
-     * lock is not taken in turn may keep a newcomer out of the line for a while).
+     * The most grants, while one acquisition waits, to acquisitions that asked after it ({@value #MOST_OVERTAKEN}
+     * unless a fixture says why its database needs more: the place in line is itself a write, and a database whose
+     * write lock is not taken in turn may keep a newcomer out of the line for a while).
      */
-    protected int mostPassedOver() {
-        return MOST_PASSED_OVER;
+    protected int mostOvertaken() {
+        return MOST_OVERTAKEN;
     }
 
     /**
@@ -62,9 +70,11 @@ public abstract class FairLeaseContract extends LeaseContract {
 
     /**
      * 4 clients × 2 threads acquire and release one lock for 3 s, each thread again as soon as it let go. Every
-     * client gets at least 15 % of the grants; no acquisition sees more than 21 grants to others while it waits
-     * (a line of 8 threads lets at most the 7 ahead go first; a strategy that hands the lock back to whoever just
-     * let it go passes a waiter over hundreds of times); and no acquisition waits longer than 20 × the median wait.
+     * client gets at least 15 % of the grants; while an acquisition waits, no more than 35 grants go to acquisitions
+     * that asked after it (a line lets only those ahead go first; a strategy that hands the lock back to whoever just
+     * let it go is overtaken hundreds of times); and no acquisition waits longer than 20 × the median wait.
+     * The two bounds leave out each thread's first acquisition: all eight ask at once, on cold code paths and new
+     * connections, so the first round's waits say nothing about the line (they are in the shares).
      *
      * <p>The share of hand-overs that go to another client is printed, not asserted: a strict line of 8 threads
      * repeats one cyclic order, which puts a client's two threads next to each other anywhere from never to every
@@ -78,92 +88,126 @@ public abstract class FairLeaseContract extends LeaseContract {
             clients.add(client());
         }
         try {
-            record Grant(int client, int thread, long token, long waitedNanos, long passedOver) {
-            }
-            List<Grant> order = Collections.synchronizedList(new ArrayList<>());
-            // grants are made one at a time (under the lock), so this counts them in order
-            AtomicLong granted = new AtomicLong();
-            AtomicReference<Throwable> failure = new AtomicReference<>();
-            CountDownLatch start = new CountDownLatch(1);
-            List<Thread> threads = new ArrayList<>();
-            long[] end = new long[1];
-            for (int c = 0; c < CLIENTS; c++) {
-                for (int t = 0; t < THREADS; t++) {
-                    int client = c;
-                    int thread = t;
-                    LockClient locks = clients.get(c);
-                    Thread th = new Thread(() -> {
-                        try {
-                            start.await();
-                            while (System.nanoTime() - end[0] < 0 && failure.get() == null) {
-                                long asked = System.nanoTime();
-                                long before = granted.get();
-                                try (Lease lease = locks.lock(name).acquire(Duration.ofSeconds(30))) {
-                                    long waited = System.nanoTime() - asked;
-                                    long passedOver = granted.incrementAndGet() - before - 1;
-                                    Grant g = new Grant(client, thread, lease.fencingToken(), waited, passedOver);
-                                    order.add(g);
-                                }
-                            }
-                        } catch (Throwable e) {
-                            failure.compareAndSet(null, e);
-                        }
-                    }, "fair-" + c + "-" + t);
-                    threads.add(th);
-                    th.start();
-                }
-            }
-            end[0] = System.nanoTime() + RUN.toNanos();
-            start.countDown();
-            for (Thread th : threads) {
-                th.join(TimeUnit.SECONDS.toMillis(60));
-                assertThat(th.isAlive()).as("thread %s still running after 60 s", th.getName()).isFalse();
-            }
-            assertThat(failure.get()).as("an acquisition failed").isNull();
-
-            List<Grant> all = new ArrayList<>(order);
-            int total = all.size();
-            int[] perClient = new int[CLIENTS];
-            int crossClient = 0;
-            long previousToken = Long.MIN_VALUE;
-            for (int i = 0; i < total; i++) {
-                Grant g = all.get(i);
-                perClient[g.client()]++;
-                if (i > 0 && all.get(i - 1).client() != g.client()) {
-                    crossClient++;
-                }
-                assertThat(g.token()).as("tokens increase in grant order").isGreaterThan(previousToken);
-                previousToken = g.token();
-            }
-            long mostPassedOver = all.stream().mapToLong(Grant::passedOver).max().orElse(0);
-            long[] waits = all.stream().mapToLong(Grant::waitedNanos).sorted().toArray();
-            long median = waits[waits.length / 2];
-            long p99 = waits[Math.min(waits.length - 1, (int) (waits.length * 0.99))];
-            long longest = waits[waits.length - 1];
-            StringBuilder shares = new StringBuilder();
-            for (int c = 0; c < CLIENTS; c++) {
-                shares.append(String.format(" client%d=%.1f%%", c, 100.0 * perClient[c] / total));
-            }
-            System.out.printf("FAIRNESS %s: %d grants in %d s (%.1f cross-client hand-overs/s, same client %.1f %%);"
-                            + " shares:%s; passed over at most %d times; wait median %.2f ms, p99 %.2f ms,"
-                            + " longest %.2f ms (%.1f× median)%n",
-                    fixture.name(), total, RUN.toSeconds(), crossClient / (double) RUN.toSeconds(),
-                    total > 1 ? 100.0 * (total - 1 - crossClient) / (total - 1) : 0.0, shares, mostPassedOver,
-                    median / 1e6, p99 / 1e6, longest / 1e6, longest / (double) Math.max(1, median));
-
-            assertThat(total).as("grants in %s", RUN).isGreaterThanOrEqualTo(CLIENTS * THREADS * 2);
-            for (int c = 0; c < CLIENTS; c++) {
-                assertThat(perClient[c] / (double) total)
-                        .as("client %d's share of %d grants (per client: %s)", c, total, Arrays.toString(perClient))
-                        .isGreaterThanOrEqualTo(LEAST_SHARE);
-            }
-            assertThat(mostPassedOver).as("grants to others that one waiter saw while it waited")
-                    .isLessThanOrEqualTo(mostPassedOver());
-            assertThat(longest)
-                    .as("longest wait %.2f ms vs median %.2f ms", longest / 1e6, median / 1e6)
-                    .isLessThanOrEqualTo(longestOverMedian() * Math.max(median, TimeUnit.MILLISECONDS.toNanos(1)));
+            checkTurns(fixture.name(), clients, name, mostOvertaken(), longestOverMedian());
         } finally {
             clients.forEach(LockClient::close);
         }
+    }
+
+    /**
+     * The rung itself, on {@code clients} (4, each with connections of its own) and the lock {@code name}: 2 threads
+     * per client for 3 s, then the checks of {@link #waitersOfEveryClientGetTheLockInTurn} with the given bounds.
+     * Public so that a control can run it on a client that is not fair and see it fail.
+     */
+    public static void checkTurns(String fixtureName, List<LockClient> clients, String name, int overtakenBound,
+                                  int longestOverMedian) throws InterruptedException {
+        record Grant(int client, int thread, long token, long asked, long waitedNanos, long passedOver,
+                     boolean first) {
+        }
+        List<Grant> order = Collections.synchronizedList(new ArrayList<>());
+        // grants are made one at a time (under the lock), so this counts them in order
+        AtomicLong granted = new AtomicLong();
+        AtomicReference<Throwable> failure = new AtomicReference<>();
+        CountDownLatch start = new CountDownLatch(1);
+        List<Thread> threads = new ArrayList<>();
+        long[] end = new long[1];
+        for (int c = 0; c < CLIENTS; c++) {
+            for (int t = 0; t < THREADS; t++) {
+                int client = c;
+                int thread = t;
+                LockClient locks = clients.get(c);
+                Thread th = new Thread(() -> {
+                    try {
+                        start.await();
+                        boolean first = true;
+                        while (System.nanoTime() - end[0] < 0 && failure.get() == null) {
+                            long asked = System.nanoTime();
+                            long before = granted.get();
+                            try (Lease lease = locks.lock(name).acquire(Duration.ofSeconds(30))) {
+                                long waited = System.nanoTime() - asked;
+                                long passedOver = granted.incrementAndGet() - before - 1;
+                                Grant g = new Grant(client, thread, lease.fencingToken(), asked, waited, passedOver,
+                                        first);
+                                order.add(g);
+                                first = false;
+                            }
+                        }
+                    } catch (Throwable e) {
+                        failure.compareAndSet(null, e);
+                    }
+                }, "fair-" + c + "-" + t);
+                threads.add(th);
+                th.start();
+            }
+        }
+        end[0] = System.nanoTime() + RUN.toNanos();
+        start.countDown();
+        for (Thread th : threads) {
+            th.join(TimeUnit.SECONDS.toMillis(60));
+            assertThat(th.isAlive()).as("thread %s still running after 60 s", th.getName()).isFalse();
+        }
+        assertThat(failure.get()).as("an acquisition failed").isNull();
+
+        List<Grant> all = new ArrayList<>(order);
+        int total = all.size();
+        int[] perClient = new int[CLIENTS];
+        int crossClient = 0;
+        long previousToken = Long.MIN_VALUE;
+        for (int i = 0; i < total; i++) {
+            Grant g = all.get(i);
+            perClient[g.client()]++;
+            if (i > 0 && all.get(i - 1).client() != g.client()) {
+                crossClient++;
+            }
+            assertThat(g.token()).as("tokens increase in grant order").isGreaterThan(previousToken);
+            previousToken = g.token();
+        }
+        // (each thread's first acquisition is the warm-up: all 8 ask at once, on cold code and new connections; seen:
+        // the four longest waits of a PostgreSQL run, 65-98 ms against a median of 5.5 ms, were all first ones)
+        List<Grant> warm = all.stream().filter(g -> !g.first()).toList();
+        long mostPassedOver = warm.stream().mapToLong(Grant::passedOver).max().orElse(0);
+        // overtaken: of the grants made while an acquisition waited (all in grant order), those to acquisitions
+        // that asked after it did
+        long mostOvertaken = 0;
+        for (int i = 0; i < total; i++) {
+            Grant g = all.get(i);
+            if (g.first()) {
+                continue;
+            }
+            long overtaken = 0;
+            for (int j = Math.max(0, i - (int) g.passedOver()); j < i; j++) {
+                if (all.get(j).asked() - g.asked() > 0) {
+                    overtaken++;
+                }
+            }
+            mostOvertaken = Math.max(mostOvertaken, overtaken);
+        }
+        long[] waits = warm.stream().mapToLong(Grant::waitedNanos).sorted().toArray();
+        long median = waits[waits.length / 2];
+        long p99 = waits[Math.min(waits.length - 1, (int) (waits.length * 0.99))];
+        long longest = waits[waits.length - 1];
+        StringBuilder shares = new StringBuilder();
+        for (int c = 0; c < CLIENTS; c++) {
+            shares.append(String.format(" client%d=%.1f%%", c, 100.0 * perClient[c] / total));
+        }
+        System.out.printf("FAIRNESS %s: %d grants in %d s (%.1f cross-client hand-overs/s, same client %.1f %%);"
+                        + " shares:%s; after each thread's first: passed over at most %d times, overtaken at most %d times; wait median %.2f ms,"
+                        + " p99 %.2f ms, longest %.2f ms (%.1f× median)%n",
+                fixtureName, total, RUN.toSeconds(), crossClient / (double) RUN.toSeconds(),
+                total > 1 ? 100.0 * (total - 1 - crossClient) / (total - 1) : 0.0, shares, mostPassedOver,
+                mostOvertaken,
+                median / 1e6, p99 / 1e6, longest / 1e6, longest / (double) Math.max(1, median));
+
+        assertThat(total).as("grants in %s", RUN).isGreaterThanOrEqualTo(CLIENTS * THREADS * 2);
+        assertThat(mostOvertaken).as("grants, while one acquisition waited, to acquisitions that asked after it")
+                .isLessThanOrEqualTo(overtakenBound);
+        for (int c = 0; c < CLIENTS; c++) {
+            assertThat(perClient[c] / (double) total)
+                    .as("client %d's share of %d grants (per client: %s)", c, total, Arrays.toString(perClient))
+                    .isGreaterThanOrEqualTo(LEAST_SHARE);
+        }
+        assertThat(longest)
+                .as("longest wait %.2f ms vs median %.2f ms", longest / 1e6, median / 1e6)
+                .isLessThanOrEqualTo(longestOverMedian * Math.max(median, TimeUnit.MILLISECONDS.toNanos(1)));
     }
 }

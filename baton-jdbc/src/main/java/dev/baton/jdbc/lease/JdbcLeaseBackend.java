@@ -346,6 +346,12 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
         return run("acquire of '" + name + "'", c -> {
             // a waiter that a release notice named the head of the line grants itself at once, without a look
             if (!namedHead(request) && (places.containsKey(request) || recentlyContended(name))) {
+                if (pgListener != null && !places.containsKey(request)) {
+                    // PostgreSQL: a waiter takes its place before it looks, so it is in line one statement sooner
+                    // and a release after its ticket names it; the look then sees any release before it (no second
+                    // look after the ticket, as afterNewPlace makes for a place taken after the look)
+                    keepPlace(c, request, waits, UNKNOWN_AHEAD);
+                }
                 LeaseTable.Look look = table.look(c, name, owner, bells != null);
                 if (look.holder() != null) {
                     LeaseTable.refuseSessionMarker(look.holder(), name, table.table);
