@@ -4,6 +4,7 @@ import dev.baton.Lease;
 import dev.baton.LockClient;
 import dev.baton.LockException;
 import dev.baton.LockInfo;
+import dev.baton.LockTimeoutException;
 import dev.baton.testkit.ClientConfig;
 import org.h2.jdbcx.JdbcDataSource;
 import org.junit.jupiter.api.AfterAll;
@@ -373,6 +374,39 @@ class JdbcLeaseTableIT {
     }
 
     /**
+     * PostgreSQL: a waiter whose client found the lock held lately takes its place in line before it looks (in line
+     * one statement sooner; the look after the ticket sees a release that came before it, which named nobody), and
+     * sends no second look; its first acquisition, which went straight to the grant, still takes its place after.
+     */
+    @Test
+    void aContendedPostgresWaiterTakesItsPlaceBeforeItLooks() throws Exception {
+        String name = unique("place-first");
+        try (var pool = pool(PostgresFixture.ADMIN_URL, true, null)) {
+            SqlRecordingDataSource recorded = new SqlRecordingDataSource(pool);
+            try (JdbcLockClient holderClient = holderClient("baton_first");
+                 JdbcLockClient waiterClient = slowPollingWaiter(recorded, "baton_first")) {
+                Lease held = holderClient.lock(name).acquire(Duration.ofSeconds(5));
+                int first = recorded.sql().size();
+                assertThatThrownBy(() -> waiterClient.lock(name).acquire(Duration.ofMillis(200)))
+                        .isInstanceOf(LockTimeoutException.class);
+                int second = recorded.sql().size();
+                assertThatThrownBy(() -> waiterClient.lock(name).acquire(Duration.ofMillis(200)))
+                        .isInstanceOf(LockTimeoutException.class);
+                java.util.function.BiFunction<Integer, Integer, List<String>> sent = (from, to) -> recorded.sql()
+                        .subList(from, to).stream().filter(sql -> sql.contains("baton_first"))
+                        .map(sql -> sql.substring(0, Math.min(sql.length(), 30))).toList();
+                assertThat(sent.apply(first, second)).as("the first acquisition").startsWith(
+                        "WITH granted AS ( INSERT INTO ", "INSERT INTO baton_first_queue ", "SELECT l.owner, l.token, ceil(");
+                // (the second: its place, its look, its park to the timeout, one more look, and its withdrawal)
+                assertThat(sent.apply(second, recorded.sql().size())).as("the second, within a second of the first")
+                        .startsWith("INSERT INTO baton_first_queue ", "SELECT l.owner, l.token, ceil(")
+                        .doesNotContain("WITH granted AS ( INSERT INTO ");
+                held.close();
+            }
+        }
+    }
+
+    /**
      * PostgreSQL: the waiter that a release's notice names as the head of the line grants itself at once, without
      * looking first: its whole acquisition is the first grant (held), its ticket, the look after the ticket, and the
      * grant after the notice (a look before that grant without the shortcut). The waiter's polls are 30 s apart, so
@@ -541,6 +575,46 @@ class JdbcLeaseTableIT {
                             ticket -> assertThat(ticket).startsWith("DELETE FROM baton_bell_queue"),
                             release -> assertThat(release).startsWith("INSERT INTO baton_bell_released"));
         });
+    }
+
+    /**
+     * MariaDB: a head behind a holder that keeps no bell (its grant was uncontended) tries the grant once when it
+     * finds no bell, and then polls without it for the rest of that grant, where each poll would have cost a losing
+     * grant (three statements) besides its look (found by a second reading).
+     */
+    @Test
+    void aMariaDbHeadBehindAHolderWithoutABellTriesTheGrantOncePerGrant() throws Exception {
+        String name = unique("no-bell");
+        try (var holderPool = pool(MariaDbFixture.ADMIN_URL, true, null);
+             var waiterPool = pool(MariaDbFixture.ADMIN_URL, true, null);
+             Connection admin = DriverManager.getConnection(MariaDbFixture.ADMIN_URL)) {
+            SqlRecordingDataSource recorded = new SqlRecordingDataSource(waiterPool);
+            try (JdbcLockClient holderClient = bellClient(holderPool);
+                 JdbcLockClient waiterClient = bellClient(recorded)) {
+                ExecutorService one = Executors.newSingleThreadExecutor();
+                try {
+                    Lease held = holderClient.lock(name).acquire(Duration.ofSeconds(5)); // uncontended: no bell
+                    Future<Long> waiter = one.submit(() -> {
+                        try (Lease got = waiterClient.lock(name).acquire(Duration.ofSeconds(20))) {
+                            return got.fencingToken();
+                        }
+                    });
+                    await().atMost(Duration.ofSeconds(10)).until(() -> ticketsIn(admin, "baton_bell", name) == 1);
+                    Thread.sleep(1_500); // the head polls behind the holder
+                    assertThat(bellHolder(admin, "baton_bell", name)).as("the holder keeps no bell").isNull();
+                    long grants = recorded.sql().stream()
+                            .filter(sql -> sql.startsWith("UPDATE baton_bell SET token")).count();
+                    long looks = recorded.sql().stream().filter(sql -> sql.startsWith("SELECT l.owner")).count();
+                    held.close();
+                    assertThat(waiter.get(10, TimeUnit.SECONDS)).isGreaterThan(held.fencingToken());
+                    assertThat(looks).as("the head polled while it waited").isGreaterThanOrEqualTo(5);
+                    // the first attempt's grant, and the one after the first wait that found no bell
+                    assertThat(grants).as("grants tried while the holder held (looks: %d)", looks).isLessThanOrEqualTo(2);
+                } finally {
+                    one.shutdownNow();
+                }
+            }
+        }
     }
 
     /**

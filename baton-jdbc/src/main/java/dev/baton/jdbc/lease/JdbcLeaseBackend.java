@@ -56,8 +56,9 @@ import java.util.concurrent.TimeUnit;
  *   <li>Withdraw: a waiter that stops without a grant deletes its ticket; {@link #close()} deletes every ticket
  *       the client still has.</li>
  *   <li>Wake: PostgreSQL with a listener, by {@code NOTIFY} naming the head of the line, whose next attempt goes
- *       straight to the grant (a waiter that has just taken its place looks once more, since a release before its
- *       ticket named nobody); on a MariaDB server by bells ({@link LineBells}): each waiter waits on the server for
+ *       straight to the grant (a waiter takes its place before it looks, so a release before its ticket, which named
+ *       nobody, is seen by that look; a first attempt that went straight to the grant takes its place after, and
+ *       looks once more); on a MariaDB server by bells ({@link LineBells}): each waiter waits on the server for
  *       the bell of the one ahead of it, the head for the holder's ({@link Ringing}); elsewhere, and where there is
  *       no bell to wait on, each waiter is told when to look again by {@link AcquireResult.Busy#nextTry}, paced by
  *       how fast its place in line moves.</li>
@@ -422,6 +423,7 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
     private AcquireResult granted(AcquireRequest request, AcquireResult.Granted granted) {
         Place place = places.remove(request);
         forgetNamed(request);
+        holderKeepsNoBell.remove(request);
         if (bells != null) {
             if (place != null || recentlyContended(request.name())) {
                 bells.arm(bells.holderBell(request.name()), granted.token());
@@ -452,8 +454,9 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
 
     /**
      * A wait on {@code bell}: {@code holders} (the holder's bell: rung, the waiter grants itself) or the ticket bell of
-     * the waiter right ahead (rung, that waiter has just been granted, or left, so this one is now the head and waits
-     * on the holder's bell next; {@link #awaitBell}); {@code busy}: the answer
+     * the waiter right ahead (rung, that waiter has just been granted, so this one is now the head, or it left the
+     * line; either way this one waits on the holder's bell next, and a grant out of turn is refused by the line;
+     * {@link #awaitBell}); {@code busy}: the answer
      * while it rings not; {@code endsNanos}: the {@link System#nanoTime()} after which waiting on it is pointless
      * (the holder's lease ends).
      */
@@ -476,18 +479,26 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
     }
 
     /**
+     * Per waiting request, the token of the holder its wait found holding the lock and keeping no bell
+     * ({@link #awaitBell}): until that grant ends, the request's waits on the holder's bell poll without trying the
+     * grant (three statements on MariaDB when the lock is held) each time.
+     */
+    private final ConcurrentHashMap<AcquireRequest, Long> holderKeepsNoBell = new ConcurrentHashMap<>();
+
+    /**
      * The wait of a waiter in line (MariaDB, MySQL): on the bell its last attempt chose ({@link #waitOnBell}), at
      * most {@code slice} (and, for the holder's bell, no longer than the holder's lease plus a millisecond).
      * <ul>
      *   <li>The holder's bell rung: the waiter goes straight to the grant, on the same connection.</li>
-     *   <li>The ticket bell of the waiter right ahead rung: that waiter was granted (or left the line), so this one is
-     *       now the head; it waits on the holder's bell for the rest of the slice (a grantee arms it before it lets
-     *       its ticket bell go), then goes to the grant.</li>
+     *   <li>The ticket bell of the waiter right ahead rung: that waiter was granted, so this one is now the head (or
+     *       it left the line); it waits on the holder's bell for the rest of the slice (a grantee arms it before it
+     *       lets its ticket bell go), then goes to the grant, or, if the slice ends first, looks again.</li>
      *   <li>Nobody keeps the holder's bell: it was let go before this waiter came (the lease was released, or lost),
-     *       or never armed (an uncontended grant). The grant tells which at once; only if the same holder still has
-     *       the lock does the waiter fall back to the line-paced poll. (It used to fall back always, and a holder
-     *       that released within a millisecond or so of its grant, before its head came to the bell, cost every
-     *       hand-over a poll.)</li>
+     *       or not armed (an uncontended grant, or an arm that failed or has not run yet). The grant tells which at
+     *       once; only if the same holder still has the lock does the waiter fall back to the line-paced poll, and
+     *       for the rest of that holder's lease it polls without the grant. (It used to fall back always, and a
+     *       holder that released within a millisecond or so of its grant, before its head came to the bell, cost
+     *       every hand-over a poll.)</li>
      * </ul>
      * The grant checks the row and the line itself, so a waiter that went to it out of turn (its predecessor left,
      * not granted) is told the lock is busy and looks again. Not now: no bell to wait on, as many waiters of this
@@ -525,6 +536,11 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
                 if (rang == LineBells.Rang.STILL_HELD) {
                     return new BlockingWait.Outcome.Decided(wait.busy()); // look again now
                 }
+                Long keepsNone = holderKeepsNoBell.get(request);
+                if (rang == LineBells.Rang.NO_BELL && wait.holders() && keepsNone != null
+                        && keepsNone == wait.busy().token()) {
+                    return HOLDER_KEEPS_NONE; // found so before, for this very grant: no grant statement again
+                }
                 // the holder let go (or its session ended), or keeps no bell: the grant, which checks the row and the
                 // line
                 AcquireResult result = table.tryAcquire(c, name, request.owner(), request.leaseTime().toMillis(),
@@ -535,7 +551,9 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
                 LeaseTable.refuseSessionMarker(result, name, table.table);
                 contended(name);
                 if (rang == LineBells.Rang.NO_BELL && result instanceof AcquireResult.Busy busy
-                        && busy.holder() != null && busy.token() == wait.busy().token()) {
+                        && busy.holder() != null && busy.remaining() != null && !busy.remaining().isZero()
+                        && busy.token() == wait.busy().token()) {
+                    holderKeepsNoBell.put(request, busy.token());
                     return HOLDER_KEEPS_NONE; // the holder waited on holds the lock and keeps no bell: poll
                 }
                 return new BlockingWait.Outcome.Decided(result);
@@ -567,7 +585,7 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
     private static final BlockingWait.Outcome NOBODY_KEEPS_IT = new BlockingWait.Outcome.NotNow(
             "nobody keeps the bell of the waiter ahead: the line-paced poll");
     private static final BlockingWait.Outcome HOLDER_KEEPS_NONE = new BlockingWait.Outcome.NotNow(
-            "the holder keeps no bell (its grant was uncontended): the line-paced poll");
+            "the holder keeps no bell (its grant was uncontended, or its bell is not armed yet): the line-paced poll");
 
     /**
      * {@code busy}, unless this attempt has just taken a new place in line on a server that wakes waiters by
@@ -708,6 +726,7 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
         if (request.mode() == LockMode.EXCLUSIVE) {
             forgetNamed(request);
             bellFor.remove(request);
+            holderKeepsNoBell.remove(request);
             Place place = places.remove(request);
             if (place != null) {
                 try {
@@ -848,6 +867,7 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
     @Override
     public void close() {
         closed = true;
+        holderKeepsNoBell.clear();
         try {
             for (AcquireRequest request : List.copyOf(places.keySet())) {
                 places.remove(request);

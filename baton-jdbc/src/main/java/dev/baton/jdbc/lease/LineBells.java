@@ -27,14 +27,16 @@ import java.util.concurrent.TimeUnit;
  *       waits on it, and rung goes straight to the grant;</li>
  *   <li>a <em>ticket bell</em> ({@link SessionKeys#myTicketBellKey}): a waiter keeps one while it has a place in
  *       line, and lets it go when it leaves the line (granted, or gone); the waiter right behind it waits on it, and
- *       rung looks again — it may now be the head, and wait on the new holder's bell.</li>
+ *       rung is (usually) the head: it waits on the new holder's bell next, on the same connection.</li>
  * </ul>
  * So each waiter waits on the server for the one ahead of it, as ZooKeeper's waiters watch their predecessor, and a
  * client that dies lets all its bells go with its session.
  *
  * <p>Bells only wake: the row and the line decide every grant, so a bell that is missing (the lock was taken
  * uncontended, the bell connection failed, or a waiter's probe held the bell at the instant it was armed), late, or
- * let go for nothing costs waiting time, never safety. A waiter that finds no bell goes back to the line-paced poll.
+ * let go for nothing costs waiting time, never safety. A waiter that finds nobody keeping the bell of the waiter
+ * ahead goes back to the line-paced poll; one that finds nobody keeping the holder's bell (let go already, or never
+ * armed) tries the grant once, and polls only if the same holder still holds.
  *
  * <p>Arming and letting go run on one thread of the client ({@code baton-bell}), in the order asked (a grantee's
  * holder's bell is armed before its ticket bell is let go, so the waiter that wakes behind it finds the new holder's

@@ -181,7 +181,8 @@ public final class PgReleaseListener implements AutoCloseable {
             java.lang.reflect.Field stream = org.postgresql.core.QueryExecutorBase.class.getDeclaredField("pgStream");
             stream.setAccessible(true);
             Object pgStream = stream.get(executor);
-            java.lang.reflect.Field next = pgStream.getClass().getDeclaredField("nextStreamAvailableCheckTime");
+            java.lang.reflect.Field next = org.postgresql.core.PGStream.class
+                    .getDeclaredField("nextStreamAvailableCheckTime");
             next.setAccessible(true);
             next.setLong(pgStream, Long.MAX_VALUE);
             return true;

@@ -22,7 +22,7 @@ public final class ReleaseNotice {
      * statement just freed), sends a notice on channel {@code ?} naming the earliest live waiter in line
      * {@code queue} ({@code now()} by the database clock, the line's order of {@link LeaseTable#aheadSql()}), and
      * sends nothing when the line has no live waiter: then nobody in another client waits for a notice (a waiter
-     * takes its ticket before it waits, and looks once more after taking it). One row per released row either way.
+     * takes its ticket before it waits, and looks after taking it). One row per released row either way.
      */
     static String notifyTheHeadSql(String queue, String released) {
         return "SELECT CASE WHEN h.owner IS NOT NULL THEN pg_notify(?, length(h.owner) || ':' || h.owner || r.name)"
