@@ -344,6 +344,26 @@ class JdbcLeaseTableIT {
                 .minPollInterval(Duration.ofSeconds(30)).maxPollInterval(Duration.ofSeconds(30)).build();
     }
 
+    /** A test on a PostgreSQL lock held by one client and waited for by another ({@link #slowPollingWaiter}). */
+    private interface HeldAndWaitedFor {
+        void run(Lease held, JdbcLockClient waiterClient, SqlRecordingDataSource recorded) throws Exception;
+    }
+
+    /**
+     * Runs {@code test} with lock {@code name} in {@code table} held by a client of its own, and a slow-polling
+     * waiter client whose statements are recorded.
+     */
+    private static void withAPostgresHolderAndASlowWaiter(String table, String name, HeldAndWaitedFor test)
+            throws Exception {
+        try (var pool = pool(PostgresFixture.ADMIN_URL, true, null)) {
+            SqlRecordingDataSource recorded = new SqlRecordingDataSource(pool);
+            try (JdbcLockClient holderClient = holderClient(table);
+                 JdbcLockClient waiterClient = slowPollingWaiter(recorded, table)) {
+                test.run(holderClient.lock(name).acquire(Duration.ofSeconds(5)), waiterClient, recorded);
+            }
+        }
+    }
+
     /**
      * PostgreSQL: a waiter whose release came after its attempt found the lock held but before its ticket was in
      * line was named by no notice (the line was empty at the release); it looks once more after taking its place
@@ -354,23 +374,18 @@ class JdbcLeaseTableIT {
     @Test
     void aPostgresWaiterWhoseTicketCameAfterTheReleaseTakesTheLockAtOnce() throws Exception {
         String name = unique("late-ticket");
-        try (var pool = pool(PostgresFixture.ADMIN_URL, true, null)) {
-            SqlRecordingDataSource hooked = new SqlRecordingDataSource(pool);
-            try (JdbcLockClient holderClient = holderClient("baton_late");
-                 JdbcLockClient waiterClient = slowPollingWaiter(hooked, "baton_late")) {
-                Lease held = holderClient.lock(name).acquire(Duration.ofSeconds(5));
-                hooked.before("INSERT INTO baton_late_queue", held::close);
-                long start = System.nanoTime();
-                try (Lease got = waiterClient.lock(name).acquire(Duration.ofSeconds(25))) {
-                    assertThat(got.fencingToken()).isGreaterThan(held.fencingToken());
-                }
-                long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
-                System.out.printf("[postgresql] late ticket: granted after %d ms%n", ms);
-                assertThat(held.isValid()).as("the hook released the holder before the ticket").isFalse();
-                // without the second look the waiter parks 15-25 s (half its 30 s poll and more, or the time left)
-                assertThat(ms).as("granted by the look after the ticket, not by a poll").isLessThan(5_000);
+        withAPostgresHolderAndASlowWaiter("baton_late", name, (held, waiterClient, hooked) -> {
+            hooked.before("INSERT INTO baton_late_queue", held::close);
+            long start = System.nanoTime();
+            try (Lease got = waiterClient.lock(name).acquire(Duration.ofSeconds(25))) {
+                assertThat(got.fencingToken()).isGreaterThan(held.fencingToken());
             }
-        }
+            long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+            System.out.printf("[postgresql] late ticket: granted after %d ms%n", ms);
+            assertThat(held.isValid()).as("the hook released the holder before the ticket").isFalse();
+            // without the second look the waiter parks 15-25 s (half its 30 s poll and more, or the time left)
+            assertThat(ms).as("granted by the look after the ticket, not by a poll").isLessThan(5_000);
+        });
     }
 
     /**
@@ -381,29 +396,24 @@ class JdbcLeaseTableIT {
     @Test
     void aContendedPostgresWaiterTakesItsPlaceBeforeItLooks() throws Exception {
         String name = unique("place-first");
-        try (var pool = pool(PostgresFixture.ADMIN_URL, true, null)) {
-            SqlRecordingDataSource recorded = new SqlRecordingDataSource(pool);
-            try (JdbcLockClient holderClient = holderClient("baton_first");
-                 JdbcLockClient waiterClient = slowPollingWaiter(recorded, "baton_first")) {
-                Lease held = holderClient.lock(name).acquire(Duration.ofSeconds(5));
-                int first = recorded.sql().size();
-                assertThatThrownBy(() -> waiterClient.lock(name).acquire(Duration.ofMillis(200)))
-                        .isInstanceOf(LockTimeoutException.class);
-                int second = recorded.sql().size();
-                assertThatThrownBy(() -> waiterClient.lock(name).acquire(Duration.ofMillis(200)))
-                        .isInstanceOf(LockTimeoutException.class);
-                java.util.function.BiFunction<Integer, Integer, List<String>> sent = (from, to) -> recorded.sql()
-                        .subList(from, to).stream().filter(sql -> sql.contains("baton_first"))
-                        .map(sql -> sql.substring(0, Math.min(sql.length(), 30))).toList();
-                assertThat(sent.apply(first, second)).as("the first acquisition").startsWith(
-                        "WITH granted AS ( INSERT INTO ", "INSERT INTO baton_first_queue ", "SELECT l.owner, l.token, ceil(");
-                // (the second: its place, its look, its park to the timeout, one more look, and its withdrawal)
-                assertThat(sent.apply(second, recorded.sql().size())).as("the second, within a second of the first")
-                        .startsWith("INSERT INTO baton_first_queue ", "SELECT l.owner, l.token, ceil(")
-                        .doesNotContain("WITH granted AS ( INSERT INTO ");
-                held.close();
-            }
-        }
+        withAPostgresHolderAndASlowWaiter("baton_first", name, (held, waiterClient, recorded) -> {
+            int first = recorded.sql().size();
+            assertThatThrownBy(() -> waiterClient.lock(name).acquire(Duration.ofMillis(200)))
+                    .isInstanceOf(LockTimeoutException.class);
+            int second = recorded.sql().size();
+            assertThatThrownBy(() -> waiterClient.lock(name).acquire(Duration.ofMillis(200)))
+                    .isInstanceOf(LockTimeoutException.class);
+            java.util.function.BiFunction<Integer, Integer, List<String>> sent = (from, to) -> recorded.sql()
+                    .subList(from, to).stream().filter(sql -> sql.contains("baton_first"))
+                    .map(sql -> sql.substring(0, Math.min(sql.length(), 30))).toList();
+            assertThat(sent.apply(first, second)).as("the first acquisition").startsWith("WITH granted AS ( INSERT INTO ",
+                    "INSERT INTO baton_first_queue ", "SELECT l.owner, l.token, ceil(");
+            // (the second: its place, its look, its park to the timeout, one more look, and its withdrawal)
+            assertThat(sent.apply(second, recorded.sql().size())).as("the second, within a second of the first")
+                    .startsWith("INSERT INTO baton_first_queue ", "SELECT l.owner, l.token, ceil(")
+                    .doesNotContain("WITH granted AS ( INSERT INTO ");
+            held.close();
+        });
     }
 
     /**
@@ -415,45 +425,40 @@ class JdbcLeaseTableIT {
     @Test
     void aPostgresWaiterNamedByTheReleaseGrantsItselfWithoutALook() throws Exception {
         String name = unique("named-head");
-        try (var pool = pool(PostgresFixture.ADMIN_URL, true, null)) {
-            SqlRecordingDataSource recorded = new SqlRecordingDataSource(pool);
-            try (JdbcLockClient holderClient = holderClient("baton_named");
-                 JdbcLockClient waiterClient = slowPollingWaiter(recorded, "baton_named")) {
-                Lease held = holderClient.lock(name).acquire(Duration.ofSeconds(5));
-                int before = recorded.sql().size();
-                ExecutorService one = Executors.newSingleThreadExecutor();
-                try {
-                    Future<Long> waiter = one.submit(() -> {
-                        try (Lease got = waiterClient.lock(name).acquire(Duration.ofSeconds(25))) {
-                            return got.fencingToken();
-                        }
-                    });
-                    // the attempt, the ticket and the look after it have run (a statement is recorded when it is
-                    // prepared: the count must stay at 3 a while), so the release finds the waiter parked in line
-                    java.util.function.Supplier<Long> sentSoFar = () -> {
-                        List<String> all = recorded.sql();
-                        return all.subList(before, all.size()).stream().filter(sql -> sql.contains("baton_named"))
-                                .count();
-                    };
-                    await().atMost(Duration.ofSeconds(10)).during(Duration.ofMillis(300))
-                            .until(() -> sentSoFar.get() == 3);
-                    held.close();
-                    assertThat(waiter.get(10, TimeUnit.SECONDS)).isGreaterThan(held.fencingToken());
-                } finally {
-                    one.shutdownNow();
-                }
-                List<String> all = recorded.sql();
-                List<String> sent = all.subList(before, all.size()).stream()
-                        .filter(sql -> sql.contains("baton_named")).toList();
-                assertThat(sent.stream().map(sql -> sql.substring(0, Math.min(sql.length(), 30))).toList())
-                        .as("the waiter's statements, its release included").containsExactly(
-                                "WITH granted AS ( INSERT INTO ", // the first attempt: held
-                                "INSERT INTO baton_named_queue ", // its ticket
-                                "SELECT l.owner, l.token, ceil(", // the look after the ticket
-                                "WITH granted AS ( INSERT INTO ", // woken by the notice: the grant, no look
-                                "WITH released AS ( UPDATE bato"); // the release
+        withAPostgresHolderAndASlowWaiter("baton_named", name, (held, waiterClient, recorded) -> {
+            int before = recorded.sql().size();
+            ExecutorService one = Executors.newSingleThreadExecutor();
+            try {
+                Future<Long> waiter = one.submit(() -> {
+                    try (Lease got = waiterClient.lock(name).acquire(Duration.ofSeconds(25))) {
+                        return got.fencingToken();
+                    }
+                });
+                // the attempt, the ticket and the look after it have run (a statement is recorded when it is
+                // prepared: the count must stay at 3 a while), so the release finds the waiter parked in line
+                java.util.function.Supplier<Long> sentSoFar = () -> {
+                    List<String> all = recorded.sql();
+                    return all.subList(before, all.size()).stream().filter(sql -> sql.contains("baton_named"))
+                            .count();
+                };
+                await().atMost(Duration.ofSeconds(10)).during(Duration.ofMillis(300))
+                        .until(() -> sentSoFar.get() == 3);
+                held.close();
+                assertThat(waiter.get(10, TimeUnit.SECONDS)).isGreaterThan(held.fencingToken());
+            } finally {
+                one.shutdownNow();
             }
-        }
+            List<String> all = recorded.sql();
+            List<String> sent = all.subList(before, all.size()).stream()
+                    .filter(sql -> sql.contains("baton_named")).toList();
+            assertThat(sent.stream().map(sql -> sql.substring(0, Math.min(sql.length(), 30))).toList())
+                    .as("the waiter's statements, its release included").containsExactly(
+                            "WITH granted AS ( INSERT INTO ", // the first attempt: held
+                            "INSERT INTO baton_named_queue ", // its ticket
+                            "SELECT l.owner, l.token, ceil(", // the look after the ticket
+                            "WITH granted AS ( INSERT INTO ", // woken by the notice: the grant, no look
+                            "WITH released AS ( UPDATE bato"); // the release
+        });
     }
 
     /** The bells of the places in the line of {@code name} in table {@code baton_bell}, in line order. */
@@ -524,16 +529,20 @@ class JdbcLeaseTableIT {
                     lastWait = i;
                 }
             }
-            assertThat(full.subList(lastWait + 1, full.size()).stream()
-                    .filter(sql -> sql.contains("baton_bell"))
-                    .map(sql -> sql.substring(0, Math.min(sql.length(), 40))).toList())
-                    .as("after the bell: the grant and the removal of the ticket, then the release (a look"
-                            + " there would mean the release did not ring)")
-                    .satisfiesExactly(
-                            grant -> assertThat(grant).startsWith("UPDATE baton_bell SET token = LAST_INSER"),
-                            ticket -> assertThat(ticket).startsWith("DELETE FROM baton_bell_queue"),
-                            release -> assertThat(release).startsWith("INSERT INTO baton_bell_released"));
+            assertGrantAndRelease(full.subList(lastWait + 1, full.size()), "after the bell: the grant and the removal"
+                    + " of the ticket, then the release (a look there would mean the release did not ring)");
         });
+    }
+
+    /** The statements on table {@code baton_bell} in {@code sent} are a grant, its ticket's removal and a release. */
+    private static void assertGrantAndRelease(List<String> sent, String why) {
+        assertThat(sent.stream().filter(sql -> sql.contains("baton_bell"))
+                .map(sql -> sql.substring(0, Math.min(sql.length(), 40))).toList())
+                .as(why)
+                .satisfiesExactly(
+                        grant -> assertThat(grant).startsWith("UPDATE baton_bell SET token = LAST_INSER"),
+                        ticket -> assertThat(ticket).startsWith("DELETE FROM baton_bell_queue"),
+                        release -> assertThat(release).startsWith("INSERT INTO baton_bell_released"));
     }
 
     /**
@@ -566,14 +575,8 @@ class JdbcLeaseTableIT {
                 }
             }
             assertThat(wait).as("the head waited on a bell (statements: %s)", full).isNotNegative();
-            assertThat(full.subList(wait + 1, full.size()).stream()
-                    .filter(sql -> sql.contains("baton_bell"))
-                    .map(sql -> sql.substring(0, Math.min(sql.length(), 40))).toList())
-                    .as("after the wait that found no bell: the grant, not a poll and a look")
-                    .satisfiesExactly(
-                            grant -> assertThat(grant).startsWith("UPDATE baton_bell SET token = LAST_INSER"),
-                            ticket -> assertThat(ticket).startsWith("DELETE FROM baton_bell_queue"),
-                            release -> assertThat(release).startsWith("INSERT INTO baton_bell_released"));
+            assertGrantAndRelease(full.subList(wait + 1, full.size()),
+                    "after the wait that found no bell: the grant, not a poll and a look");
         });
     }
 
@@ -585,36 +588,24 @@ class JdbcLeaseTableIT {
     @Test
     void aMariaDbHeadBehindAHolderWithoutABellTriesTheGrantOncePerGrant() throws Exception {
         String name = unique("no-bell");
-        try (var holderPool = pool(MariaDbFixture.ADMIN_URL, true, null);
-             var waiterPool = pool(MariaDbFixture.ADMIN_URL, true, null);
-             Connection admin = DriverManager.getConnection(MariaDbFixture.ADMIN_URL)) {
-            SqlRecordingDataSource recorded = new SqlRecordingDataSource(waiterPool);
-            try (JdbcLockClient holderClient = bellClient(holderPool);
-                 JdbcLockClient waiterClient = bellClient(recorded)) {
-                ExecutorService one = Executors.newSingleThreadExecutor();
-                try {
-                    Lease held = holderClient.lock(name).acquire(Duration.ofSeconds(5)); // uncontended: no bell
-                    Future<Long> waiter = one.submit(() -> {
-                        try (Lease got = waiterClient.lock(name).acquire(Duration.ofSeconds(20))) {
-                            return got.fencingToken();
-                        }
-                    });
-                    await().atMost(Duration.ofSeconds(10)).until(() -> ticketsIn(admin, "baton_bell", name) == 1);
-                    Thread.sleep(1_500); // the head polls behind the holder
-                    assertThat(bellHolder(admin, "baton_bell", name)).as("the holder keeps no bell").isNull();
-                    long grants = recorded.sql().stream()
-                            .filter(sql -> sql.startsWith("UPDATE baton_bell SET token")).count();
-                    long looks = recorded.sql().stream().filter(sql -> sql.startsWith("SELECT l.owner")).count();
-                    held.close();
-                    assertThat(waiter.get(10, TimeUnit.SECONDS)).isGreaterThan(held.fencingToken());
-                    assertThat(looks).as("the head polled while it waited").isGreaterThanOrEqualTo(5);
-                    // the first attempt's grant, and the one after the first wait that found no bell
-                    assertThat(grants).as("grants tried while the holder held (looks: %d)", looks).isLessThanOrEqualTo(2);
-                } finally {
-                    one.shutdownNow();
+        onTwoBellClients((holderClient, waiterClient, recorded, admin, two) -> {
+            Lease held = holderClient.lock(name).acquire(Duration.ofSeconds(5)); // uncontended: no bell
+            Future<Long> waiter = two.submit(() -> {
+                try (Lease got = waiterClient.lock(name).acquire(Duration.ofSeconds(20))) {
+                    return got.fencingToken();
                 }
-            }
-        }
+            });
+            await().atMost(Duration.ofSeconds(10)).until(() -> ticketsIn(admin, "baton_bell", name) == 1);
+            Thread.sleep(1_500); // the head polls behind the holder
+            assertThat(bellHolder(admin, "baton_bell", name)).as("the holder keeps no bell").isNull();
+            long grants = recorded.sql().stream().filter(sql -> sql.startsWith("UPDATE baton_bell SET token")).count();
+            long looks = recorded.sql().stream().filter(sql -> sql.startsWith("SELECT l.owner")).count();
+            held.close();
+            assertThat(waiter.get(10, TimeUnit.SECONDS)).isGreaterThan(held.fencingToken());
+            assertThat(looks).as("the head polled while it waited").isGreaterThanOrEqualTo(5);
+            // the first attempt's grant, and the one after the first wait that found no bell
+            assertThat(grants).as("grants tried while the holder held (looks: %d)", looks).isLessThanOrEqualTo(2);
+        });
     }
 
     /**
@@ -765,6 +756,21 @@ class JdbcLeaseTableIT {
      * holds {@code name} by a contended grant, its bell armed ({@link #contendedGrantee}); then {@code test} runs.
      */
     private static void onAContendedBell(String name, BellTest test) throws Exception {
+        onTwoBellClients((holderClient, waiterClient, recorded, admin, two) -> test.run(
+                contendedGrantee(holderClient, waiterClient, name, admin, two), waiterClient, recorded, admin, two));
+    }
+
+    /** A test on two MariaDB clients of table {@code baton_bell}, a holder's and a waiter's. */
+    private interface TwoBellClients {
+        void run(JdbcLockClient holderClient, JdbcLockClient waiterClient, SqlRecordingDataSource recorded,
+                 Connection admin, ExecutorService two) throws Exception;
+    }
+
+    /**
+     * Two MariaDB clients on table {@code baton_bell}, each on a pool of its own, the waiter's recorded, an admin
+     * connection and two threads; then {@code test} runs.
+     */
+    private static void onTwoBellClients(TwoBellClients test) throws Exception {
         try (var holderPool = pool(MariaDbFixture.ADMIN_URL, true, null);
              var waiterPool = pool(MariaDbFixture.ADMIN_URL, true, null);
              Connection admin = DriverManager.getConnection(MariaDbFixture.ADMIN_URL)) {
@@ -773,8 +779,7 @@ class JdbcLeaseTableIT {
                  JdbcLockClient waiterClient = bellClient(recorded)) {
                 ExecutorService two = Executors.newFixedThreadPool(2);
                 try {
-                    test.run(contendedGrantee(holderClient, waiterClient, name, admin, two), waiterClient, recorded,
-                            admin, two);
+                    test.run(holderClient, waiterClient, recorded, admin, two);
                 } finally {
                     two.shutdownNow();
                 }
