@@ -43,7 +43,7 @@ public abstract class FairLeaseContract extends LeaseContract {
      * (PostgreSQL, woken by its notice). Seen: up to 25 on PostgreSQL, 16 on MariaDB with {@code autoCommit=false},
      * 8 on SQLite, whose ticket is a write that may miss a few gaps in SQLite's write lock, which has no queue; once
      * in line nobody was passed over by more than the 7 ahead (a run with PostgreSQL's statement log on). Clients that retry a
-     * try-once acquisition every millisecond, ShedLock's way, are overtaken 117 to 153 times
+     * try-once acquisition every millisecond, ShedLock's way, are overtaken 88 to 153 times
      * ({@code FairnessRungControlIT}). (The rung used to bound every grant to others while an acquisition waited,
      * at three turns; when hand-overs got two to three times faster, the same few milliseconds before a place is
      * taken held 24 to 33 of them. Those ahead when it asked are not counted now.)
