@@ -172,14 +172,14 @@ final class MySqlFamilyLeaseTable extends LeaseTable {
      * earlier, when its entry says.
      */
     private String endSql(String row) {
-        return released == null ? row + ".expires_at" : "LEAST(" + row + ".expires_at, COALESCE((SELECT r.released_at"
+        return !mariadb ? row + ".expires_at" : "LEAST(" + row + ".expires_at, COALESCE((SELECT r.released_at"
                 + entryOf(row) + "), " + row + ".expires_at))";
     }
 
     /** Held: a holder, an unexpired lease and, on MariaDB, no release of its grant in the MEMORY table. */
     @Override
     String heldSql(String row) {
-        return released == null ? super.heldSql(row) : super.heldSql(row) + " AND NOT " + releasedSql(row);
+        return !mariadb ? super.heldSql(row) : super.heldSql(row) + " AND NOT " + releasedSql(row);
     }
 
     /** The waiter behind another waits for that waiter's bell ({@link LineBells}). */
@@ -469,7 +469,7 @@ final class MySqlFamilyLeaseTable extends LeaseTable {
      */
     @Override
     public boolean release(Connection c, LeaseKey key) throws SQLException {
-        if (released == null || System.nanoTime() - fullUntil < 0) {
+        if (!mariadb || System.nanoTime() - fullUntil < 0) {
             return releaseDurably(c, key);
         }
         for (int attempt = 1; attempt <= 2; attempt++) {
@@ -623,7 +623,7 @@ final class MySqlFamilyLeaseTable extends LeaseTable {
             ps.setLong(1, olderThanMillis * 1000);
             purged = ps.executeUpdate();
         }
-        if (released != null) {
+        if (mariadb) {
             clearReleases(c);
         }
         return purged;
@@ -631,7 +631,7 @@ final class MySqlFamilyLeaseTable extends LeaseTable {
 
     @Override
     public List<String> requiredObjects() {
-        return released == null ? List.of(table, tokenSource, table + "_rw", queue)
+        return !mariadb ? List.of(table, tokenSource, table + "_rw", queue)
                 : List.of(table, tokenSource, table + "_rw", queue, released);
     }
 

@@ -171,7 +171,7 @@ final class PostgresLeaseTable extends LeaseTable {
     public AcquireResult.Busy peek(Connection c, String name) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement("SELECT owner, token,"
                 + " ceil(extract(epoch FROM (expires_at - now())) * 1000)::bigint FROM " + table
-                + " WHERE name = ? AND owner IS NOT NULL AND expires_at > now()")) {
+                + " WHERE name = ? AND " + heldSql(table))) {
             ps.setString(1, name);
             try (ResultSet rs = ps.executeQuery()) {
                 return rs.next() ? new AcquireResult.Busy(rs.getString(1), rs.getLong(2),
@@ -229,7 +229,7 @@ final class PostgresLeaseTable extends LeaseTable {
     public List<LockInfo> inspect(Connection c) throws SQLException {
         List<LockInfo> out = new ArrayList<>();
         try (PreparedStatement ps = c.prepareStatement("SELECT name, owner, token, acquired_at, expires_at,"
-                + " owner IS NOT NULL AND expires_at > now() FROM " + table + " ORDER BY name");
+                + " " + heldSql(table) + " FROM " + table + " ORDER BY name");
              ResultSet rs = ps.executeQuery()) {
             while (rs.next()) {
                 boolean held = rs.getBoolean(6);

@@ -243,7 +243,7 @@ final class SqliteLeaseTable extends LeaseTable {
     public List<LockInfo> inspect(Connection c) throws SQLException {
         List<LockInfo> out = new ArrayList<>();
         try (PreparedStatement ps = c.prepareStatement("SELECT name, owner, token, acquired_at, expires_at,"
-                + " owner IS NOT NULL AND expires_at > " + NOW + " FROM " + table + " ORDER BY name");
+                + " " + heldSql(table) + " FROM " + table + " ORDER BY name");
              ResultSet rs = ps.executeQuery()) {
             while (rs.next()) {
                 boolean held = rs.getBoolean(6);
