@@ -6,18 +6,10 @@
 # from Debian's packages first (ZooKeeper: its server jar from Maven Central, run as its own JVM). Idempotent.
 set -euo pipefail
 
-log() { echo "start-servers: $*" >&2; }
-
-port_open() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-
-wait_port() {
-  local name=$1 port=$2
-  for _ in $(seq 1 60); do
-    if port_open "$port"; then return 0; fi
-    sleep 0.5
-  done
-  log "$name did not open port $port within 30 s"; return 1
-}
+here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
+# what the servers' start commands print (their own logs are the servers' own)
+startlog=/tmp/baton-start-servers.log
 
 apt_updated=
 ensure_package() {
@@ -33,7 +25,7 @@ ensure_package() {
 if ! port_open 5432; then
   ensure_package pg_ctlcluster postgresql
   log "starting PostgreSQL"
-  pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | head -1)" main start
+  detached "$startlog" pg_ctlcluster --skip-systemctl-redirect "$(ls /etc/postgresql | head -1)" main start
   wait_port PostgreSQL 5432
 fi
 if command -v psql >/dev/null 2>&1; then
@@ -46,7 +38,7 @@ if ! port_open 3306; then
   ensure_package mariadbd mariadb-server
   log "starting MariaDB"
   mkdir -p /run/mysqld && chown mysql:mysql /run/mysqld 2>/dev/null || true
-  start-stop-daemon --start --oknodo --background --exec /usr/sbin/mariadbd
+  detached "$startlog" start-stop-daemon --start --oknodo --background --exec /usr/sbin/mariadbd
   wait_port MariaDB 3306
 fi
 if command -v mariadb >/dev/null 2>&1; then
@@ -58,7 +50,7 @@ if ! port_open 6379; then
   ensure_package redis-server redis-server
   log "starting Redis"
   mkdir -p /var/lib/redis /var/log/redis
-  redis-server --daemonize yes --bind 127.0.0.1 -::1 --port 6379 --save "" --appendonly no \
+  detached "$startlog" redis-server --daemonize yes --bind 127.0.0.1 -::1 --port 6379 --save "" --appendonly no \
     --dir /var/lib/redis --logfile /var/log/redis/ci.log
   wait_port Redis 6379
 fi
@@ -70,8 +62,7 @@ zk=/var/lib/baton-zookeeper
 if ! port_open 2181; then
   log "starting ZooKeeper"
   mkdir -p "$zk/data"
-  here=$(cd "$(dirname "$0")" && pwd)
-  mvn -q -B -ntp -f "$here/zookeeper/pom.xml" dependency:build-classpath -Dmdep.outputFile="$zk/classpath.txt" >&2
+  zookeeper_classpath "$zk/classpath.txt"
   cat > "$zk/zoo.cfg" <<CFG
 tickTime=1000
 minSessionTimeout=1000
@@ -97,7 +88,7 @@ cd "$zk" && nohup setsid java -Xmx512m -Dorg.slf4j.simpleLogger.defaultLogLevel=
 echo \$! > "$zk/zookeeper.pid"
 RUN
   chmod +x "$zk/run.sh"
-  "$zk/run.sh"
+  detached "$startlog" "$zk/run.sh"
   wait_port ZooKeeper 2181
 fi
 
@@ -126,7 +117,8 @@ INI
   printf '"postgres" ""\n' > "$conf/userlist.txt"
   chown -R postgres "$conf" 2>/dev/null || true
   log "starting PgBouncer (transaction mode) on :6432"
-  su postgres -s /bin/sh -c "pgbouncer -d $conf/pgbouncer.ini" || pgbouncer -d -u postgres "$conf/pgbouncer.ini"
+  detached "$conf/start.log" su postgres -s /bin/sh -c "pgbouncer -d $conf/pgbouncer.ini" \
+    || detached "$conf/start.log" pgbouncer -d -u postgres "$conf/pgbouncer.ini"
   wait_port PgBouncer 6432
 fi
 
