@@ -301,12 +301,14 @@ final class RedisLockBackend implements NotifiesReleases, ConfirmsGrants, ReadWr
     /** The owner-checked delete after an acquire whose outcome is unknown; sent without waiting for it. */
     private void abandon(AcquireRequest request, RedisKeys.Lock k) {
         places.remove(new Place(request.name(), request.mode(), request.owner()));
-        String grant = request.mode() == LockMode.EXCLUSIVE ? k.exclusive() : k.writer();
-        String line = request.mode() == LockMode.EXCLUSIVE ? k.line() : k.writerClaims();
-        String lineExpiry = request.mode() == LockMode.EXCLUSIVE ? k.lineExpiry() : k.writerClaims();
+        String[] keys = switch (request.mode()) {
+            case EXCLUSIVE -> new String[] {k.exclusive(), k.line(), k.lineExpiry()};
+            case WRITE -> new String[] {k.writer(), k.writerClaims(), k.writerClaims()};
+            case READ -> new String[] {k.readers(), k.readers(), k.readers()};
+        };
         try {
-            connection.async().eval(Scripts.ABANDON.body(), ScriptOutputType.INTEGER,
-                    new String[] {grant, k.readers(), line, lineExpiry}, request.owner(), k.channel(), request.name())
+            connection.async().eval(Scripts.ABANDON.body(), ScriptOutputType.INTEGER, keys, request.owner(),
+                    k.channel(), request.name(), request.mode() == LockMode.READ ? "z" : "s")
                     .whenComplete((n, e) -> {
                         if (e != null) {
                             log.warn("could not clean up after the acquire of '{}' with an unknown outcome; a grant it"

@@ -272,31 +272,38 @@ final class Scripts {
 
     /**
      * Cleans up after an acquire whose outcome is unknown (it timed out): deletes the grant only if this owner
-     * holds it (any token), and its place in line. KEYS: lock (or writer), readers, line, line expiry. ARGV: owner,
-     * channel, name. Returns how many grants were removed.
+     * holds it (any token), and its place in line, in the namespace of the acquire's own mode only: the clean-up
+     * of {@code lock(name)} never touches {@code readWriteLock(name)}'s grants, and the reverse (the owner is the
+     * client and the thread, so the same thread may hold both). KEYS: the grant's key (lock, writer or readers),
+     * line, line expiry. ARGV: owner, channel, name, kind ({@code s}: a string grant, and its place in the line
+     * or the writers' claims; {@code z}: this owner's members of the readers, which take no place). Returns how
+     * many grants were removed.
      */
     static final Script ABANDON = Script.of("abandon", """
             local removed = 0
-            local v = redis.call('GET', KEYS[1])
-            if v then
-              local tok, at, owner = parse(v)
-              if owner == ARGV[1] then
-                redis.call('DEL', KEYS[1])
-                removed = removed + 1
+            if ARGV[4] == 's' then
+              local v = redis.call('GET', KEYS[1])
+              if v then
+                local tok, at, owner = parse(v)
+                if owner == ARGV[1] then
+                  redis.call('DEL', KEYS[1])
+                  removed = removed + 1
+                end
+              end
+              redis.call('ZREM', KEYS[2], ARGV[1])
+              redis.call('ZREM', KEYS[3], ARGV[1])
+            else
+              local members = redis.call('ZRANGE', KEYS[1], 0, -1)
+              local suffix = '|' .. ARGV[1]
+              for i = 1, #members do
+                local m = members[i]
+                local tok = string.match(m, '^(%d+)|')
+                if tok and m == tok .. suffix then
+                  redis.call('ZREM', KEYS[1], m)
+                  removed = removed + 1
+                end
               end
             end
-            local members = redis.call('ZRANGE', KEYS[2], 0, -1)
-            local suffix = '|' .. ARGV[1]
-            for i = 1, #members do
-              local m = members[i]
-              local tok = string.match(m, '^(%d+)|')
-              if tok and m == tok .. suffix then
-                redis.call('ZREM', KEYS[2], m)
-                removed = removed + 1
-              end
-            end
-            redis.call('ZREM', KEYS[3], ARGV[1])
-            redis.call('ZREM', KEYS[4], ARGV[1])
             if removed > 0 then redis.call('PUBLISH', ARGV[2], ARGV[3]) end
             return removed
             """);

@@ -197,6 +197,34 @@ class RedisBackendIT {
     }
 
     /**
+     * {@code lock(name)} and {@code readWriteLock(name)} are two locks: the clean-up after a plain acquire with an
+     * unknown outcome deletes only the plain lock's grant, never the same thread's read grant of the read-write
+     * lock (its owner id is the same: the client and the thread).
+     */
+    @Test
+    void aTimedOutPlainAcquireKeepsTheSameThreadsReadGrant() throws Exception {
+        String name = unique("abandon-ns");
+        RedisKeys.Lock keys = RedisKeys.Lock.of(RedisFixture.PREFIX, name);
+        try (LockClient a = fixture.newClient(ClientConfig.lease(Duration.ofSeconds(30)));
+             LockClient b = fixture.newClient(ClientConfig.defaults());
+             Lease read = a.readWriteLock(name).readLock().acquire(Duration.ofSeconds(5))) {
+            AutoCloseable cut = fixture.cutOff(a);
+            assertThatThrownBy(() -> a.lock(name).acquire(Duration.ofSeconds(1)))
+                    .isInstanceOf(LockBackendException.class).hasMessageContaining("unknown outcome");
+            cut.close();
+            // the late plain grant, then its owner-checked clean-up, then (same connection, in order) this probe
+            String probe = unique("probe");
+            await().atMost(Duration.ofSeconds(10)).ignoreExceptions()
+                    .until(() -> a.lock(probe).tryAcquire().map(l -> { l.close(); return true; }).orElse(false));
+            assertThat(fixture.admin().exists(keys.exclusive())).as("the late plain grant was cleaned up").isZero();
+            assertThat(fixture.admin().zcard(keys.readers())).as("the read grant is still on the server").isOne();
+            read.checkValid();
+            assertThat(b.readWriteLock(name).writeLock().tryAcquire()).as("a writer while the reader holds")
+                    .isEmpty();
+        }
+    }
+
+    /**
      * Lettuce replays, after a reconnect, the commands that were in flight when a connection dropped. A late acquire
      * would then create a grant nobody knows it holds; Baton's own client never replays a lock script. The script
      * is held on the server by {@code CLIENT PAUSE WRITE} while its connection is killed.
