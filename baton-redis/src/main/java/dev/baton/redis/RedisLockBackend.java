@@ -74,6 +74,8 @@ final class RedisLockBackend implements NotifiesReleases, ConfirmsGrants, ReadWr
     private final int replicas;
     private final Duration commandTimeout;
     private final Duration replicaTimeout;
+    private final String counterExpiry;
+    private final SeenTokens seen = new SeenTokens();
     private volatile ReleaseListener listener;
     private volatile boolean closed;
 
@@ -81,8 +83,9 @@ final class RedisLockBackend implements NotifiesReleases, ConfirmsGrants, ReadWr
     }
 
     RedisLockBackend(RedisClient client, boolean ownsClient, String prefix, Duration commandTimeout,
-                     String endpoint, int replicas, Duration replicaTimeout) {
+                     String endpoint, int replicas, Duration replicaTimeout, Duration counterExpiry) {
         this.client = client;
+        this.counterExpiry = Long.toString(counterExpiry.toMillis());
         this.replicas = replicas;
         this.replicaTimeout = replicaTimeout;
         this.commandTimeout = commandTimeout;
@@ -231,15 +234,20 @@ final class RedisLockBackend implements NotifiesReleases, ConfirmsGrants, ReadWr
         String lease = Long.toString(Math.max(1, request.leaseTime().toMillis()));
         boolean waits = request.patience() == AcquireRequest.Patience.WAIT;
         String wait = waits ? "1" : "0";
+        long floor = seen.highest(request.name());
+        String seenToken = Long.toString(floor);
         List<Object> r;
         try {
             r = switch (request.mode()) {
                 case EXCLUSIVE -> run(Scripts.ACQUIRE, ScriptOutputType.MULTI, "acquire of '" + request.name() + "'",
-                        new String[] {k.exclusive(), k.counter(), k.line(), k.lineExpiry()}, request.owner(), lease, wait);
+                        new String[] {k.exclusive(), k.counter(), k.line(), k.lineExpiry()}, request.owner(), lease, wait,
+                        seenToken, counterExpiry);
                 case READ -> run(Scripts.ACQUIRE_READ, ScriptOutputType.MULTI, "read acquire of '" + request.name() + "'",
-                        new String[] {k.writer(), k.readers(), k.counter(), k.writerClaims()}, request.owner(), lease);
+                        new String[] {k.writer(), k.readers(), k.counter(), k.writerClaims()}, request.owner(), lease,
+                        seenToken, counterExpiry);
                 case WRITE -> run(Scripts.ACQUIRE_WRITE, ScriptOutputType.MULTI, "write acquire of '" + request.name() + "'",
-                        new String[] {k.writer(), k.readers(), k.counter(), k.writerClaims()}, request.owner(), lease, wait);
+                        new String[] {k.writer(), k.readers(), k.counter(), k.writerClaims()}, request.owner(), lease, wait,
+                        seenToken, counterExpiry);
             };
         } catch (RedisException e) {
             // a timeout or a dropped connection: the script may have run. Undo whatever it granted this owner.
@@ -251,6 +259,16 @@ final class RedisLockBackend implements NotifiesReleases, ConfirmsGrants, ReadWr
         if (((Long) r.get(0)) == 1L) {
             places.remove(place);
             long token = (Long) r.get(1);
+            seen.saw(request.name(), token);
+            if (((Long) r.get(2)) == 1L) {
+                log.warn("{}: lock '{}' would have been granted a fencing token at or below token {}, which this"
+                        + " client saw for it before: the server's token counter was lost or set back (a restart"
+                        + " without persistence, a failover to a replica that lagged) and its clock (TIME) is behind"
+                        + " that token. This grant's token was raised to {} and the counter repaired; but a client"
+                        + " that never saw token {} may have been granted a lower token meanwhile, so a resource may"
+                        + " have seen fencing tokens go backwards. Check the server's clock and persistence",
+                        description, request.name(), floor, token, floor);
+            }
             if (replicas > 0) {
                 awaitReplicas(request, token);
             }
@@ -262,6 +280,7 @@ final class RedisLockBackend implements NotifiesReleases, ConfirmsGrants, ReadWr
         String holder = (String) r.get(1);
         long token = (Long) r.get(2);
         long left = (Long) r.get(3);
+        seen.saw(request.name(), token);
         return new AcquireResult.Busy(holder == null || holder.isEmpty() ? null : holder, token,
                 left >= 0 ? Duration.ofMillis(left) : null);
     }

@@ -411,6 +411,94 @@ class RedisBackendIT {
         throw new AssertionError("no pub/sub connection of " + c.clientId());
     }
 
+    private static long grantOf(LockClient c, String name) {
+        try (Lease l = c.lock(name).acquire(Duration.ofSeconds(5))) {
+            return l.fencingToken();
+        }
+    }
+
+    private long serverMicros() {
+        List<String> t = fixture.admin().time();
+        return Long.parseLong(t.get(0)) * 1_000_000 + Long.parseLong(t.get(1));
+    }
+
+    /** A restart without persistence loses the counter; a stale copy (a replica's) sets it back. */
+    @Test
+    void tokensIncreaseWhenTheCounterIsLostOrSetBack() {
+        String name = unique("counter-back");
+        RedisKeys.Lock keys = RedisKeys.Lock.of(RedisFixture.PREFIX, name);
+        try (LockClient a = fixture.newClient(ClientConfig.defaults());
+             LockClient b = fixture.newClient(ClientConfig.defaults())) {
+            long first = grantOf(a, name);
+            fixture.admin().del(keys.counter());
+            long afterLoss = grantOf(b, name);
+            assertThat(afterLoss).as("after the counter was lost").isGreaterThan(first);
+            fixture.admin().set(keys.counter(), "1");
+            long afterSetBack = grantOf(b, name);
+            assertThat(afterSetBack).as("after the counter was set back to 1").isGreaterThan(afterLoss);
+            fixture.admin().set(keys.counter(), Long.toString(afterSetBack - 1_000_000));
+            assertThat(grantOf(a, name)).as("after the counter was set one second back").isGreaterThan(afterSetBack);
+        }
+    }
+
+    /**
+     * A counter far ahead of the server's clock (a primary whose clock ran ahead, or a counter set forward) that is
+     * then lost: the server alone would hand out a token below the ones before. A client that saw a higher token
+     * for the lock gets one above it, and the counter is repaired for every other client.
+     */
+    @Test
+    void aClientThatSawAHigherTokenIsNeverGrantedALowerOneAndRepairsTheCounter() {
+        String name = unique("counter-ahead");
+        RedisKeys.Lock keys = RedisKeys.Lock.of(RedisFixture.PREFIX, name);
+        try (LockClient a = fixture.newClient(ClientConfig.defaults());
+             LockClient b = fixture.newClient(ClientConfig.defaults())) {
+            grantOf(a, name);
+            long ahead = serverMicros() + 3_600_000_000L; // an hour ahead of the server's clock
+            fixture.admin().set(keys.counter(), Long.toString(ahead));
+            long high = grantOf(a, name);
+            assertThat(high).isGreaterThan(ahead);
+            fixture.admin().del(keys.counter());
+            long next = grantOf(a, name);
+            System.out.printf("[redis] token %d, counter lost, next token %d (server clock %d)%n", high, next,
+                    serverMicros());
+            assertThat(next).as("the grant after the counter was lost, to a client that saw token " + high)
+                    .isGreaterThan(high);
+            assertThat(grantOf(b, name)).as("another client's grant after the repair").isGreaterThan(next);
+        }
+    }
+
+    @Test
+    void tokenCountersExpireAfterTheLastGrantAndTokensStillIncrease() {
+        List<String> names = new ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+            names.add(unique("counter-expiry"));
+        }
+        try (LockClient a = RedisLocks.builder(RedisURI.create(TestServers.REDIS_HOST, TestServers.REDIS_PORT))
+                .keyPrefix(RedisFixture.PREFIX).tokenCounterExpiry(Duration.ofSeconds(1)).build();
+             LockClient b = fixture.newClient(ClientConfig.defaults())) {
+            List<Long> first = new ArrayList<>();
+            for (String n : names) {
+                first.add(grantOf(a, n));
+                try (Lease l = a.readWriteLock(n).readLock().acquire(Duration.ofSeconds(5))) {
+                    first.set(first.size() - 1, l.fencingToken());
+                }
+            }
+            String[] counters = names.stream().map(n -> RedisKeys.Lock.of(RedisFixture.PREFIX, n).counter())
+                    .toArray(String[]::new);
+            assertThat(fixture.admin().pttl(counters[0])).as("the counter's expiry").isBetween(1L, 1000L);
+            await().atMost(Duration.ofSeconds(10)).until(() -> fixture.admin().exists(counters) == 0);
+            for (int i = 0; i < names.size(); i++) {
+                assertThat(grantOf(b, names.get(i))).as(names.get(i)).isGreaterThan(first.get(i));
+            }
+            assertThat(fixture.admin().pttl(counters[0])).as("the default expiry: 7 days")
+                    .isGreaterThan(Duration.ofDays(7).minusMinutes(1).toMillis());
+        }
+        RedisLocks.Builder builder = RedisLocks.builder(RedisURI.create("redis://127.0.0.1:6379"));
+        assertThatThrownBy(() -> builder.tokenCounterExpiry(Duration.ofMillis(999)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("tokenCounterExpiry");
+        assertThatThrownBy(() -> builder.tokenCounterExpiry(null)).hasMessageContaining("tokenCounterExpiry");
+    }
+
     /**
      * A real restart of the tests' Redis, which runs without persistence: every key is lost, the counters too.
      * Tokens still increase, because a missing counter starts at the server's time in microseconds.
