@@ -2,6 +2,7 @@ package dev.baton.redis;
 
 import dev.baton.ForcedRelease;
 import dev.baton.LockBackendException;
+import dev.baton.LockConfigurationException;
 import dev.baton.LockInfo;
 import dev.baton.spi.AcquireRequest;
 import dev.baton.spi.AcquireResult;
@@ -33,8 +34,10 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
@@ -167,6 +170,64 @@ final class RedisLockBackend implements NotifiesReleases, ConfirmsGrants, ReadWr
         }
     }
 
+    /**
+     * Refuses a server Baton cannot keep its promises on: one that may evict lock keys (unless
+     * {@code allowEviction}: eviction of a held lock's key lets a second holder in), and a Redis Cluster node
+     * (each lock's keys share a slot, but a client's renewal covers all its locks in one script: {@code CROSSSLOT}).
+     * Reads {@code INFO memory} and {@code INFO cluster}, which work where {@code CONFIG} is disabled.
+     *
+     * @throws LockConfigurationException naming the setting, its value and the way out
+     * @throws LockBackendException       if the server's settings could not be read
+     */
+    void checkServer(boolean allowEviction) {
+        Map<String, String> cluster = info("cluster", allowEviction);
+        if ("1".equals(cluster.get("cluster_enabled"))) {
+            throw new LockConfigurationException(description + " is a Redis Cluster node (INFO cluster:"
+                    + " cluster_enabled:1, server setting cluster-enabled yes), which RedisLocks does not support:"
+                    + " a client renews all its leases in one script, which a cluster refuses (CROSSSLOT) once the"
+                    + " leases are in different slots, and every lease would be lost. Use a standalone Redis or a"
+                    + " Sentinel-managed primary (cluster-enabled no)");
+        }
+        if (allowEviction) {
+            return;
+        }
+        Map<String, String> memory = info("memory", false);
+        String maxmemory = memory.get("maxmemory");
+        String policy = memory.get("maxmemory_policy");
+        if (maxmemory == null || policy == null) {
+            throw new LockConfigurationException(description + ": INFO memory shows no maxmemory or"
+                    + " maxmemory_policy, so Baton cannot tell whether Redis may evict lock keys; allowEviction()"
+                    + " on the builder skips this check");
+        }
+        if (!"0".equals(maxmemory) && !"noeviction".equals(policy)) {
+            throw new LockConfigurationException(description + " may evict lock keys: maxmemory is " + maxmemory
+                    + " bytes with maxmemory-policy " + policy + ", so under memory pressure Redis can delete a held"
+                    + " lock's key and grant the lock to a second holder (under volatile-* policies lock keys, which"
+                    + " have an expiry, go first). Set maxmemory-policy noeviction (or maxmemory 0), or give the"
+                    + " locks a Redis of their own; allowEviction() on the builder accepts the risk");
+        }
+    }
+
+    private Map<String, String> info(String section, boolean allowEviction) {
+        String text;
+        try {
+            text = commands.info(section);
+        } catch (RedisException e) {
+            throw new LockBackendException(description, "cannot read the server's settings (INFO " + section + "): "
+                    + e.getMessage() + "; Baton checks that Redis is no cluster"
+                    + (allowEviction ? "" : " and never evicts lock keys (allowEviction() skips the eviction check)"),
+                    e);
+        }
+        Map<String, String> out = new HashMap<>();
+        for (String line : text.split("\r?\n")) {
+            int colon = line.indexOf(':');
+            if (colon > 0 && !line.startsWith("#")) {
+                out.put(line.substring(0, colon), line.substring(colon + 1).trim());
+            }
+        }
+        return out;
+    }
+
     /** {@code baton:<client id>}, with anything CLIENT SETNAME refuses (spaces, control characters) as '_'. */
     static String connectionName(String clientId) {
         StringBuilder sb = new StringBuilder("baton:");
@@ -179,8 +240,8 @@ final class RedisLockBackend implements NotifiesReleases, ConfirmsGrants, ReadWr
     private <T> T run(Scripts.Script script, ScriptOutputType type, String what, String[] keys, String... args) {
         if (!connection.isOpen()) {
             // never queued to be replayed after a reconnect, when nobody waits for its outcome any more
-            throw new LockBackendException(description, what + " refused: the connection to Redis is down"
-                    + " (reconnecting); lock commands are not queued while disconnected", null);
+            throw new LockBackendException(description, what + " was not sent: the connection to Redis is down"
+                    + " (reconnecting) and lock commands are not queued while disconnected", null);
         }
         try {
             return await(connection.async().evalsha(script.sha(), type, keys, args), what);
@@ -250,6 +311,11 @@ final class RedisLockBackend implements NotifiesReleases, ConfirmsGrants, ReadWr
                         seenToken, counterExpiry);
             };
         } catch (RedisException e) {
+            String refusal = definiteRefusal(e);
+            if (refusal != null) {
+                places.remove(new Place(request.name(), request.mode(), request.owner()));
+                throw new LockBackendException(description, "acquire of '" + request.name() + "' " + refusal, e);
+            }
             // a timeout or a dropped connection: the script may have run. Undo whatever it granted this owner.
             abandon(request, k);
             throw new LockBackendException(description, "acquire of '" + request.name() + "' has an unknown outcome ("
@@ -283,6 +349,28 @@ final class RedisLockBackend implements NotifiesReleases, ConfirmsGrants, ReadWr
         seen.saw(request.name(), token);
         return new AcquireResult.Busy(holder == null || holder.isEmpty() ? null : holder, token,
                 left >= 0 ? Duration.ofMillis(left) : null);
+    }
+
+    /**
+     * What a failure says for sure about an acquire, or null when its outcome is unknown. Lettuce rejects a command
+     * while disconnected before sending it; a replica refuses the script's first write ({@code READONLY}), and a
+     * server over its {@code maxmemory} with {@code noeviction} the first write that would add memory
+     * ({@code OOM}), which in every acquire script comes before the grant, so the script granted nothing.
+     */
+    private static String definiteRefusal(RedisException e) {
+        String m = String.valueOf(e.getMessage());
+        if (m.startsWith("READONLY")) {
+            return "refused: the server is a read-only replica (" + m + "); nothing was granted. Connect to the"
+                    + " primary";
+        }
+        if (m.startsWith("OOM")) {
+            return "refused: the server is out of memory (" + m + "); nothing was granted";
+        }
+        if (m.contains("Currently not connected")) {
+            return "was not sent: the connection to Redis is down (reconnecting) and lock commands are not queued"
+                    + " while disconnected; nothing was granted";
+        }
+        return null;
     }
 
     /**

@@ -105,6 +105,7 @@ public final class RedisLocks {
         private int replicas;
         private Duration replicaTimeout = Duration.ofMillis(100);
         private Duration tokenCounterExpiry = DEFAULT_TOKEN_COUNTER_EXPIRY;
+        private boolean allowEviction;
 
         private Builder(RedisClient client, RedisURI uri) {
             this.client = client;
@@ -148,6 +149,18 @@ public final class RedisLocks {
         }
 
         /**
+         * Accepts a Redis that may evict keys ({@code maxmemory} above 0 with a {@code maxmemory-policy} other
+         * than {@code noeviction}), which {@link #build()} otherwise refuses: an evicted lock key lets a second
+         * holder in while the first still works (under {@code volatile-*} policies lock keys, which carry an
+         * expiry, are the first to go). Only the fencing token then protects the resource. Also skips reading
+         * {@code INFO memory}, for a server where it is unavailable.
+         */
+        public Builder allowEviction() {
+            this.allowEviction = true;
+            return this;
+        }
+
+        /**
          * Requires {@code replicas} replicas to acknowledge each grant ({@code WAIT replicas timeout} after the
          * acquire script) within {@code timeout}, else the grant is given back and the acquire fails with a
          * {@link dev.baton.LockBackendException} naming how many did (default 0: no {@code WAIT}). This narrows,
@@ -170,9 +183,16 @@ public final class RedisLocks {
         }
 
         /**
-         * Connects (two connections), subscribes to the release channels and starts the client.
+         * Connects (two connections), checks the server, subscribes to the release channels and starts the client.
+         * The checks read {@code INFO memory} and {@code INFO cluster}.
          *
-         * @throws dev.baton.LockBackendException if Redis cannot be reached
+         * @throws dev.baton.LockBackendException       if Redis cannot be reached, or its settings cannot be read
+         * @throws dev.baton.LockConfigurationException if Redis may evict keys ({@code maxmemory} above 0 and
+         *                                              {@code maxmemory-policy} not {@code noeviction}) and
+         *                                              {@link #allowEviction()} was not called, or if it is a Redis
+         *                                              Cluster node ({@code cluster_enabled:1}), which is not
+         *                                              supported
+         * @throws IllegalArgumentException             if the replica timeout is not below the command timeout
          */
         @Override
         public RedisLockClient build() {
@@ -197,6 +217,7 @@ public final class RedisLocks {
             RedisLockBackend backend = new RedisLockBackend(c, client == null, keyPrefix, commandTimeout, endpoint, replicas,
                     replicaTimeout, tokenCounterExpiry);
             try {
+                backend.checkServer(allowEviction);
                 return new Client(LockClients.create(backend, settings), backend, keyPrefix);
             } catch (RuntimeException e) {
                 backend.close();
