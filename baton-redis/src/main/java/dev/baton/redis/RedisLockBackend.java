@@ -41,6 +41,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -83,6 +84,17 @@ final class RedisLockBackend implements NotifiesReleases, ConfirmsGrants, ReadWr
     private volatile boolean closed;
 
     private record Place(String name, LockMode mode, String owner) {
+    }
+
+    /**
+     * Clean-ups of acquires with an unknown outcome that have not reached Redis yet (the connection was down),
+     * retried in the background until one does or the lease a late grant would have has passed. An acquire of
+     * the same lock, mode and owner takes its clean-up over and sends it first, in order on the same connection,
+     * so a retry can never delete the later grant. Guarded by itself for that hand-over.
+     */
+    private final Map<Place, Cleanup> cleanups = new HashMap<>();
+
+    private record Cleanup(String[] keys, String[] args, long untilNanos) {
     }
 
     RedisLockBackend(RedisClient client, boolean ownsClient, String prefix, Duration commandTimeout,
@@ -295,6 +307,7 @@ final class RedisLockBackend implements NotifiesReleases, ConfirmsGrants, ReadWr
         String lease = Long.toString(Math.max(1, request.leaseTime().toMillis()));
         boolean waits = request.patience() == AcquireRequest.Patience.WAIT;
         String wait = waits ? "1" : "0";
+        sendPendingCleanup(request);
         long floor = seen.highest(request.name());
         String seenToken = Long.toString(floor);
         List<Object> r;
@@ -319,7 +332,9 @@ final class RedisLockBackend implements NotifiesReleases, ConfirmsGrants, ReadWr
             // a timeout or a dropped connection: the script may have run. Undo whatever it granted this owner.
             abandon(request, k);
             throw new LockBackendException(description, "acquire of '" + request.name() + "' has an unknown outcome ("
-                    + e.getMessage() + "); any grant it made was deleted by an owner-checked delete", e);
+                    + e.getMessage() + "); a grant it may have made is deleted by an owner-checked clean-up, sent now"
+                    + " or, if Redis cannot be reached, once the connection is back (until that grant's lease would"
+                    + " end)", e);
         }
         Place place = new Place(request.name(), request.mode(), request.owner());
         if (((Long) r.get(0)) == 1L) {
@@ -405,25 +420,87 @@ final class RedisLockBackend implements NotifiesReleases, ConfirmsGrants, ReadWr
         }
     }
 
-    /** The owner-checked delete after an acquire whose outcome is unknown; sent without waiting for it. */
+    /**
+     * The owner-checked delete after an acquire whose outcome is unknown; sent without waiting for it, and retried
+     * (after a reconnect) while it cannot reach Redis.
+     */
     private void abandon(AcquireRequest request, RedisKeys.Lock k) {
-        places.remove(new Place(request.name(), request.mode(), request.owner()));
+        Place place = new Place(request.name(), request.mode(), request.owner());
+        places.remove(place);
         String[] keys = switch (request.mode()) {
             case EXCLUSIVE -> new String[] {k.exclusive(), k.line(), k.lineExpiry()};
             case WRITE -> new String[] {k.writer(), k.writerClaims(), k.writerClaims()};
             case READ -> new String[] {k.readers(), k.readers(), k.readers()};
         };
+        String[] args = {request.owner(), k.channel(), request.name(), request.mode() == LockMode.READ ? "z" : "s"};
+        Cleanup cleanup = new Cleanup(keys, args, System.nanoTime() + request.leaseTime().toNanos());
+        synchronized (cleanups) {
+            cleanups.put(place, cleanup);
+        }
+        sendCleanup(place, cleanup, Duration.ofMillis(50));
+    }
+
+    /** Sends the clean-up if it is still pending; on failure tries again after {@code backoff} (doubling to 1 s). */
+    private void sendCleanup(Place place, Cleanup cleanup, Duration backoff) {
+        RedisFuture<Long> sent;
+        synchronized (cleanups) {
+            if (closed || cleanups.get(place) != cleanup) {
+                return; // done, or taken over by a later acquire
+            }
+            sent = connection.async().eval(Scripts.ABANDON.body(), ScriptOutputType.INTEGER, cleanup.keys(),
+                    cleanup.args());
+        }
+        sent.whenComplete((n, e) -> {
+            if (e == null) {
+                synchronized (cleanups) {
+                    cleanups.remove(place, cleanup);
+                }
+                return;
+            }
+            if (closed || System.nanoTime() - cleanup.untilNanos() >= 0) {
+                synchronized (cleanups) {
+                    cleanups.remove(place, cleanup);
+                }
+                log.warn("could not clean up after the acquire of '{}' with an unknown outcome; a grant it may have"
+                        + " made ends within its lease", place.name(), e);
+                return;
+            }
+            log.debug("clean-up after the acquire of '{}' failed ({}); retrying in {} ms", place.name(),
+                    e.getMessage(), backoff.toMillis());
+            Duration next = backoff.multipliedBy(2).compareTo(Duration.ofSeconds(1)) > 0 ? Duration.ofSeconds(1)
+                    : backoff.multipliedBy(2);
+            CompletableFuture.delayedExecutor(backoff.toMillis(), TimeUnit.MILLISECONDS)
+                    .execute(() -> sendCleanup(place, cleanup, next));
+        });
+    }
+
+    /**
+     * Before an acquire: a clean-up still pending for the same lock, mode and owner is sent first and waited for
+     * (it is this caller's own late grant), so the caller is not told busy by it and a later retry cannot delete
+     * the grant this acquire makes.
+     */
+    private void sendPendingCleanup(AcquireRequest request) {
+        Place place = new Place(request.name(), request.mode(), request.owner());
+        RedisFuture<Long> sent;
+        synchronized (cleanups) {
+            Cleanup cleanup = cleanups.remove(place);
+            if (cleanup == null) {
+                return;
+            }
+            if (!connection.isOpen()) {
+                cleanups.put(place, cleanup);
+                throw new LockBackendException(description, "acquire of '" + request.name() + "' was not sent: the"
+                        + " connection to Redis is down (reconnecting), and the clean-up of an earlier acquire with"
+                        + " an unknown outcome is still to be sent", null);
+            }
+            sent = connection.async().eval(Scripts.ABANDON.body(), ScriptOutputType.INTEGER, cleanup.keys(),
+                    cleanup.args());
+        }
         try {
-            connection.async().eval(Scripts.ABANDON.body(), ScriptOutputType.INTEGER, keys, request.owner(),
-                    k.channel(), request.name(), request.mode() == LockMode.READ ? "z" : "s")
-                    .whenComplete((n, e) -> {
-                        if (e != null) {
-                            log.warn("could not clean up after the acquire of '{}' with an unknown outcome; a grant it"
-                                    + " made ends within its lease", request.name(), e);
-                        }
-                    });
-        } catch (RuntimeException e) {
-            log.warn("could not clean up after the acquire of '{}'", request.name(), e);
+            await(sent, "clean-up of an earlier acquire of '" + request.name() + "'");
+        } catch (RedisException e) {
+            throw new LockBackendException(description, "acquire of '" + request.name() + "' was not sent: the"
+                    + " clean-up of an earlier acquire with an unknown outcome failed (" + e.getMessage() + ")", e);
         }
     }
 

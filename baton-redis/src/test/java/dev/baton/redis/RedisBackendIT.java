@@ -225,6 +225,43 @@ class RedisBackendIT {
     }
 
     /**
+     * The acquire script runs and grants, its reply is lost, then the connection drops: the clean-up cannot be sent
+     * while disconnected. It is retried once the client is connected again, so the grant nobody holds does not
+     * keep the lock for its whole lease, and the same thread is not told busy by it.
+     */
+    @Test
+    void aGrantWhoseReplyWasLostIsCleanedUpAfterTheReconnectNotLeftForItsLease() throws Exception {
+        String name = unique("ghost");
+        RedisKeys.Lock keys = RedisKeys.Lock.of(RedisFixture.PREFIX, name);
+        try (LockClient a = fixture.newClient(ClientConfig.lease(Duration.ofSeconds(60)));
+             LockClient b = fixture.newClient(ClientConfig.defaults())) {
+            dev.baton.faultproxy.FaultProxy proxy = fixture.proxy(a);
+            proxy.fault(dev.baton.faultproxy.FaultProxy.Mode.DROP_RESPONSES);
+            Thread resetter = new Thread(() -> {
+                await().atMost(Duration.ofSeconds(5)).until(() -> fixture.admin().exists(keys.exclusive()) == 1);
+                proxy.fault(dev.baton.faultproxy.FaultProxy.Mode.RESET);
+            });
+            resetter.start();
+            assertThatThrownBy(() -> a.lock(name).acquire(Duration.ofSeconds(1)))
+                    .isInstanceOf(LockBackendException.class).hasMessageContaining("unknown outcome")
+                    .hasMessageNotContaining("was deleted");
+            resetter.join();
+            assertThat(fixture.admin().exists(keys.exclusive())).as("the grant whose reply was lost").isOne();
+            long healed = System.nanoTime();
+            proxy.heal();
+            try (Lease l = b.lock(name).acquire(Duration.ofSeconds(20))) {
+                long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - healed);
+                System.out.printf("[redis] lost reply: another client granted %d ms after the network healed"
+                        + " (lease 60 s)%n", ms);
+                assertThat(l.isValid()).isTrue();
+            }
+            try (Lease l = a.lock(name).acquire(Duration.ofSeconds(10))) {
+                assertThat(l.isValid()).as("the same thread, after its lost grant").isTrue();
+            }
+        }
+    }
+
+    /**
      * Lettuce replays, after a reconnect, the commands that were in flight when a connection dropped. A late acquire
      * would then create a grant nobody knows it holds; Baton's own client never replays a lock script. The script
      * is held on the server by {@code CLIENT PAUSE WRITE} while its connection is killed.
