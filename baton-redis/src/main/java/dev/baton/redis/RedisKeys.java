@@ -60,7 +60,10 @@ final class RedisKeys {
             return base + ":x";
         }
 
-        /** The token counter, shared by the lock's exclusive, read and write grants; never expires. */
+        /**
+         * The token counter, shared by the lock's exclusive, read and write grants; it expires
+         * {@code tokenCounterExpiry} after the lock's last grant.
+         */
         String counter() {
             return base + ":t";
         }

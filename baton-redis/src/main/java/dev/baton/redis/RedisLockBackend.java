@@ -2,6 +2,7 @@ package dev.baton.redis;
 
 import dev.baton.ForcedRelease;
 import dev.baton.LockBackendException;
+import dev.baton.LockConfigurationException;
 import dev.baton.LockInfo;
 import dev.baton.spi.AcquireRequest;
 import dev.baton.spi.AcquireResult;
@@ -33,11 +34,14 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -74,15 +78,29 @@ final class RedisLockBackend implements NotifiesReleases, ConfirmsGrants, ReadWr
     private final int replicas;
     private final Duration commandTimeout;
     private final Duration replicaTimeout;
+    private final String counterExpiry;
+    private final SeenTokens seen = new SeenTokens();
     private volatile ReleaseListener listener;
     private volatile boolean closed;
 
     private record Place(String name, LockMode mode, String owner) {
     }
 
+    /**
+     * Clean-ups of acquires with an unknown outcome that have not reached Redis yet (the connection was down),
+     * retried in the background until one does or the lease a late grant would have has passed. An acquire of
+     * the same lock, mode and owner takes its clean-up over and sends it first, in order on the same connection,
+     * so a retry can never delete the later grant. Guarded by itself for that hand-over.
+     */
+    private final Map<Place, Cleanup> cleanups = new HashMap<>();
+
+    private record Cleanup(String[] keys, String[] args, long untilNanos) {
+    }
+
     RedisLockBackend(RedisClient client, boolean ownsClient, String prefix, Duration commandTimeout,
-                     String endpoint, int replicas, Duration replicaTimeout) {
+                     String endpoint, int replicas, Duration replicaTimeout, Duration counterExpiry) {
         this.client = client;
+        this.counterExpiry = Long.toString(counterExpiry.toMillis());
         this.replicas = replicas;
         this.replicaTimeout = replicaTimeout;
         this.commandTimeout = commandTimeout;
@@ -164,6 +182,64 @@ final class RedisLockBackend implements NotifiesReleases, ConfirmsGrants, ReadWr
         }
     }
 
+    /**
+     * Refuses a server Baton cannot keep its promises on: one that may evict lock keys (unless
+     * {@code allowEviction}: eviction of a held lock's key lets a second holder in), and a Redis Cluster node
+     * (each lock's keys share a slot, but a client's renewal covers all its locks in one script: {@code CROSSSLOT}).
+     * Reads {@code INFO memory} and {@code INFO cluster}, which work where {@code CONFIG} is disabled.
+     *
+     * @throws LockConfigurationException naming the setting, its value and the way out
+     * @throws LockBackendException       if the server's settings could not be read
+     */
+    void checkServer(boolean allowEviction) {
+        Map<String, String> cluster = info("cluster", allowEviction);
+        if ("1".equals(cluster.get("cluster_enabled"))) {
+            throw new LockConfigurationException(description + " is a Redis Cluster node (INFO cluster:"
+                    + " cluster_enabled:1, server setting cluster-enabled yes), which RedisLocks does not support:"
+                    + " a client renews all its leases in one script, which a cluster refuses (CROSSSLOT) once the"
+                    + " leases are in different slots, and every lease would be lost. Use a standalone Redis or a"
+                    + " Sentinel-managed primary (cluster-enabled no)");
+        }
+        if (allowEviction) {
+            return;
+        }
+        Map<String, String> memory = info("memory", false);
+        String maxmemory = memory.get("maxmemory");
+        String policy = memory.get("maxmemory_policy");
+        if (maxmemory == null || policy == null) {
+            throw new LockConfigurationException(description + ": INFO memory shows no maxmemory or"
+                    + " maxmemory_policy, so Baton cannot tell whether Redis may evict lock keys; allowEviction()"
+                    + " on the builder skips this check");
+        }
+        if (!"0".equals(maxmemory) && !"noeviction".equals(policy)) {
+            throw new LockConfigurationException(description + " may evict lock keys: maxmemory is " + maxmemory
+                    + " bytes with maxmemory-policy " + policy + ", so under memory pressure Redis can delete a held"
+                    + " lock's key and grant the lock to a second holder (under volatile-* policies lock keys, which"
+                    + " have an expiry, go first). Set maxmemory-policy noeviction (or maxmemory 0), or give the"
+                    + " locks a Redis of their own; allowEviction() on the builder accepts the risk");
+        }
+    }
+
+    private Map<String, String> info(String section, boolean allowEviction) {
+        String text;
+        try {
+            text = commands.info(section);
+        } catch (RedisException e) {
+            throw new LockBackendException(description, "cannot read the server's settings (INFO " + section + "): "
+                    + e.getMessage() + "; Baton checks that Redis is no cluster"
+                    + (allowEviction ? "" : " and never evicts lock keys (allowEviction() skips the eviction check)"),
+                    e);
+        }
+        Map<String, String> out = new HashMap<>();
+        for (String line : text.split("\r?\n")) {
+            int colon = line.indexOf(':');
+            if (colon > 0 && !line.startsWith("#")) {
+                out.put(line.substring(0, colon), line.substring(colon + 1).trim());
+            }
+        }
+        return out;
+    }
+
     /** {@code baton:<client id>}, with anything CLIENT SETNAME refuses (spaces, control characters) as '_'. */
     static String connectionName(String clientId) {
         StringBuilder sb = new StringBuilder("baton:");
@@ -176,8 +252,8 @@ final class RedisLockBackend implements NotifiesReleases, ConfirmsGrants, ReadWr
     private <T> T run(Scripts.Script script, ScriptOutputType type, String what, String[] keys, String... args) {
         if (!connection.isOpen()) {
             // never queued to be replayed after a reconnect, when nobody waits for its outcome any more
-            throw new LockBackendException(description, what + " refused: the connection to Redis is down"
-                    + " (reconnecting); lock commands are not queued while disconnected", null);
+            throw new LockBackendException(description, what + " was not sent: the connection to Redis is down"
+                    + " (reconnecting) and lock commands are not queued while disconnected", null);
         }
         try {
             return await(connection.async().evalsha(script.sha(), type, keys, args), what);
@@ -231,26 +307,49 @@ final class RedisLockBackend implements NotifiesReleases, ConfirmsGrants, ReadWr
         String lease = Long.toString(Math.max(1, request.leaseTime().toMillis()));
         boolean waits = request.patience() == AcquireRequest.Patience.WAIT;
         String wait = waits ? "1" : "0";
+        sendPendingCleanup(request);
+        long floor = seen.highest(request.name());
+        String seenToken = Long.toString(floor);
         List<Object> r;
         try {
             r = switch (request.mode()) {
                 case EXCLUSIVE -> run(Scripts.ACQUIRE, ScriptOutputType.MULTI, "acquire of '" + request.name() + "'",
-                        new String[] {k.exclusive(), k.counter(), k.line(), k.lineExpiry()}, request.owner(), lease, wait);
+                        new String[] {k.exclusive(), k.counter(), k.line(), k.lineExpiry()}, request.owner(), lease, wait,
+                        seenToken, counterExpiry);
                 case READ -> run(Scripts.ACQUIRE_READ, ScriptOutputType.MULTI, "read acquire of '" + request.name() + "'",
-                        new String[] {k.writer(), k.readers(), k.counter(), k.writerClaims()}, request.owner(), lease);
+                        new String[] {k.writer(), k.readers(), k.counter(), k.writerClaims()}, request.owner(), lease,
+                        seenToken, counterExpiry);
                 case WRITE -> run(Scripts.ACQUIRE_WRITE, ScriptOutputType.MULTI, "write acquire of '" + request.name() + "'",
-                        new String[] {k.writer(), k.readers(), k.counter(), k.writerClaims()}, request.owner(), lease, wait);
+                        new String[] {k.writer(), k.readers(), k.counter(), k.writerClaims()}, request.owner(), lease, wait,
+                        seenToken, counterExpiry);
             };
         } catch (RedisException e) {
+            String refusal = definiteRefusal(e);
+            if (refusal != null) {
+                places.remove(new Place(request.name(), request.mode(), request.owner()));
+                throw new LockBackendException(description, "acquire of '" + request.name() + "' " + refusal, e);
+            }
             // a timeout or a dropped connection: the script may have run. Undo whatever it granted this owner.
             abandon(request, k);
             throw new LockBackendException(description, "acquire of '" + request.name() + "' has an unknown outcome ("
-                    + e.getMessage() + "); any grant it made was deleted by an owner-checked delete", e);
+                    + e.getMessage() + "); a grant it may have made is deleted by an owner-checked clean-up, sent now"
+                    + " or, if Redis cannot be reached, once the connection is back (until that grant's lease would"
+                    + " end)", e);
         }
         Place place = new Place(request.name(), request.mode(), request.owner());
         if (((Long) r.get(0)) == 1L) {
             places.remove(place);
             long token = (Long) r.get(1);
+            seen.saw(request.name(), token);
+            if (((Long) r.get(2)) == 1L) {
+                log.warn("{}: lock '{}' would have been granted a fencing token at or below token {}, which this"
+                        + " client saw for it before: the server's token counter was lost or set back (a restart"
+                        + " without persistence, a failover to a replica that lagged) and its clock (TIME) is behind"
+                        + " that token. This grant's token was raised to {} and the counter repaired; but a client"
+                        + " that never saw token {} may have been granted a lower token meanwhile, so a resource may"
+                        + " have seen fencing tokens go backwards. Check the server's clock and persistence",
+                        description, request.name(), floor, token, floor);
+            }
             if (replicas > 0) {
                 awaitReplicas(request, token);
             }
@@ -262,8 +361,31 @@ final class RedisLockBackend implements NotifiesReleases, ConfirmsGrants, ReadWr
         String holder = (String) r.get(1);
         long token = (Long) r.get(2);
         long left = (Long) r.get(3);
+        seen.saw(request.name(), token);
         return new AcquireResult.Busy(holder == null || holder.isEmpty() ? null : holder, token,
                 left >= 0 ? Duration.ofMillis(left) : null);
+    }
+
+    /**
+     * What a failure says for sure about an acquire, or null when its outcome is unknown. Lettuce rejects a command
+     * while disconnected before sending it; a replica refuses the script's first write ({@code READONLY}), and a
+     * server over its {@code maxmemory} with {@code noeviction} the first write that would add memory
+     * ({@code OOM}), which in every acquire script comes before the grant, so the script granted nothing.
+     */
+    private static String definiteRefusal(RedisException e) {
+        String m = String.valueOf(e.getMessage());
+        if (m.startsWith("READONLY")) {
+            return "refused: the server is a read-only replica (" + m + "); nothing was granted. Connect to the"
+                    + " primary";
+        }
+        if (m.startsWith("OOM")) {
+            return "refused: the server is out of memory (" + m + "); nothing was granted";
+        }
+        if (m.contains("Currently not connected")) {
+            return "was not sent: the connection to Redis is down (reconnecting) and lock commands are not queued"
+                    + " while disconnected; nothing was granted";
+        }
+        return null;
     }
 
     /**
@@ -298,23 +420,87 @@ final class RedisLockBackend implements NotifiesReleases, ConfirmsGrants, ReadWr
         }
     }
 
-    /** The owner-checked delete after an acquire whose outcome is unknown; sent without waiting for it. */
+    /**
+     * The owner-checked delete after an acquire whose outcome is unknown; sent without waiting for it, and retried
+     * (after a reconnect) while it cannot reach Redis.
+     */
     private void abandon(AcquireRequest request, RedisKeys.Lock k) {
-        places.remove(new Place(request.name(), request.mode(), request.owner()));
-        String grant = request.mode() == LockMode.EXCLUSIVE ? k.exclusive() : k.writer();
-        String line = request.mode() == LockMode.EXCLUSIVE ? k.line() : k.writerClaims();
-        String lineExpiry = request.mode() == LockMode.EXCLUSIVE ? k.lineExpiry() : k.writerClaims();
+        Place place = new Place(request.name(), request.mode(), request.owner());
+        places.remove(place);
+        String[] keys = switch (request.mode()) {
+            case EXCLUSIVE -> new String[] {k.exclusive(), k.line(), k.lineExpiry()};
+            case WRITE -> new String[] {k.writer(), k.writerClaims(), k.writerClaims()};
+            case READ -> new String[] {k.readers(), k.readers(), k.readers()};
+        };
+        String[] args = {request.owner(), k.channel(), request.name(), request.mode() == LockMode.READ ? "z" : "s"};
+        Cleanup cleanup = new Cleanup(keys, args, System.nanoTime() + request.leaseTime().toNanos());
+        synchronized (cleanups) {
+            cleanups.put(place, cleanup);
+        }
+        sendCleanup(place, cleanup, Duration.ofMillis(50));
+    }
+
+    /** Sends the clean-up if it is still pending; on failure tries again after {@code backoff} (doubling to 1 s). */
+    private void sendCleanup(Place place, Cleanup cleanup, Duration backoff) {
+        RedisFuture<Long> sent;
+        synchronized (cleanups) {
+            if (closed || cleanups.get(place) != cleanup) {
+                return; // done, or taken over by a later acquire
+            }
+            sent = connection.async().eval(Scripts.ABANDON.body(), ScriptOutputType.INTEGER, cleanup.keys(),
+                    cleanup.args());
+        }
+        sent.whenComplete((n, e) -> {
+            if (e == null) {
+                synchronized (cleanups) {
+                    cleanups.remove(place, cleanup);
+                }
+                return;
+            }
+            if (closed || System.nanoTime() - cleanup.untilNanos() >= 0) {
+                synchronized (cleanups) {
+                    cleanups.remove(place, cleanup);
+                }
+                log.warn("could not clean up after the acquire of '{}' with an unknown outcome; a grant it may have"
+                        + " made ends within its lease", place.name(), e);
+                return;
+            }
+            log.debug("clean-up after the acquire of '{}' failed ({}); retrying in {} ms", place.name(),
+                    e.getMessage(), backoff.toMillis());
+            Duration next = backoff.multipliedBy(2).compareTo(Duration.ofSeconds(1)) > 0 ? Duration.ofSeconds(1)
+                    : backoff.multipliedBy(2);
+            CompletableFuture.delayedExecutor(backoff.toMillis(), TimeUnit.MILLISECONDS)
+                    .execute(() -> sendCleanup(place, cleanup, next));
+        });
+    }
+
+    /**
+     * Before an acquire: a clean-up still pending for the same lock, mode and owner is sent first and waited for
+     * (it is this caller's own late grant), so the caller is not told busy by it and a later retry cannot delete
+     * the grant this acquire makes.
+     */
+    private void sendPendingCleanup(AcquireRequest request) {
+        Place place = new Place(request.name(), request.mode(), request.owner());
+        RedisFuture<Long> sent;
+        synchronized (cleanups) {
+            Cleanup cleanup = cleanups.remove(place);
+            if (cleanup == null) {
+                return;
+            }
+            if (!connection.isOpen()) {
+                cleanups.put(place, cleanup);
+                throw new LockBackendException(description, "acquire of '" + request.name() + "' was not sent: the"
+                        + " connection to Redis is down (reconnecting), and the clean-up of an earlier acquire with"
+                        + " an unknown outcome is still to be sent", null);
+            }
+            sent = connection.async().eval(Scripts.ABANDON.body(), ScriptOutputType.INTEGER, cleanup.keys(),
+                    cleanup.args());
+        }
         try {
-            connection.async().eval(Scripts.ABANDON.body(), ScriptOutputType.INTEGER,
-                    new String[] {grant, k.readers(), line, lineExpiry}, request.owner(), k.channel(), request.name())
-                    .whenComplete((n, e) -> {
-                        if (e != null) {
-                            log.warn("could not clean up after the acquire of '{}' with an unknown outcome; a grant it"
-                                    + " made ends within its lease", request.name(), e);
-                        }
-                    });
-        } catch (RuntimeException e) {
-            log.warn("could not clean up after the acquire of '{}'", request.name(), e);
+            await(sent, "clean-up of an earlier acquire of '" + request.name() + "'");
+        } catch (RedisException e) {
+            throw new LockBackendException(description, "acquire of '" + request.name() + "' was not sent: the"
+                    + " clean-up of an earlier acquire with an unknown outcome failed (" + e.getMessage() + ")", e);
         }
     }
 

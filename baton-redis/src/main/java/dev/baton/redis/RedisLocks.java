@@ -28,9 +28,17 @@ import java.util.OptionalLong;
  * server no longer shows is reported lost once. {@code Lease.checkValid()} asks the server ({@code GET}).
  * Never {@code SETNX} then {@code EXPIRE}, never {@code GETSET}, never a client timestamp inside a script.
  *
- * <p><b>Fencing tokens</b> strictly increase per lock across expiry, clients and a Redis restart that lost every
- * key: a missing counter starts at the server's {@code TIME} in microseconds. This assumes the server's clock is
- * not stepped back and a lock sees fewer than a million grants per second.
+ * <p><b>Fencing tokens</b> strictly increase per lock across expiry and clients: a grant's token is the largest of
+ * the lock's counter + 1, the server's {@code TIME} in microseconds, and the highest token this client saw for the
+ * lock + 1 (the client remembers it for the last 65,536 locks it used). So a token is above every earlier token of
+ * the lock if the counter survived, <em>or</em> the server's clock is past the microsecond of every earlier grant,
+ * <em>or</em> this client saw the highest earlier token. A restart without persistence or a failover to a lagging
+ * replica therefore cannot make tokens go backwards unless the server's clock is also behind; when a client sees
+ * that happen (the server would have granted it a token at or below one it saw), it raises the token above, repairs
+ * the counter, and logs a {@code WARN} from {@code dev.baton.redis.RedisLockBackend}: a client that never saw the
+ * higher token may have been granted a lower one. Two primaries granting at once (a failover's split brain) draw
+ * different tokens unless both draw the same microsecond with the same counter. The counter key expires
+ * {@linkplain Builder#tokenCounterExpiry some time} after the lock's last grant.
  *
  * <p><b>Waiting.</b> Waiters are woken by the release's message (one {@code PSUBSCRIBE} per client on
  * {@code <prefix>{*}:released}), else retry when the holder's {@code PTTL} ends, with a bounded backoff
@@ -66,6 +74,8 @@ public final class RedisLocks {
     public static final String DEFAULT_KEY_PREFIX = RedisKeys.DEFAULT_PREFIX;
     /** The default command timeout. */
     public static final Duration DEFAULT_COMMAND_TIMEOUT = Duration.ofSeconds(5);
+    /** How long a lock's token counter outlives its last grant by default. */
+    public static final Duration DEFAULT_TOKEN_COUNTER_EXPIRY = Duration.ofDays(7);
 
     private RedisLocks() {
     }
@@ -94,6 +104,8 @@ public final class RedisLocks {
         private Duration commandTimeout = DEFAULT_COMMAND_TIMEOUT;
         private int replicas;
         private Duration replicaTimeout = Duration.ofMillis(100);
+        private Duration tokenCounterExpiry = DEFAULT_TOKEN_COUNTER_EXPIRY;
+        private boolean allowEviction;
 
         private Builder(RedisClient client, RedisURI uri) {
             this.client = client;
@@ -122,6 +134,33 @@ public final class RedisLocks {
         }
 
         /**
+         * How long a lock's token counter key ({@code <prefix>{<name>}:t}) lives after the lock's last grant
+         * (default 7 days; 1 s to 3,650 days), so that locks used once leave nothing behind for good. Losing a
+         * counter is safe: a token is never below the server's clock in microseconds, and after this long without
+         * a grant that clock has passed every token the counter gave, unless the server's clock was stepped back
+         * by more than this expiry.
+         *
+         * @throws IllegalArgumentException if null or out of those bounds (the message names both)
+         */
+        public Builder tokenCounterExpiry(Duration expiry) {
+            this.tokenCounterExpiry = within("tokenCounterExpiry", expiry, Duration.ofSeconds(1),
+                    Duration.ofDays(3650), "a counter is kept that long after its lock's last grant");
+            return this;
+        }
+
+        /**
+         * Accepts a Redis that may evict keys ({@code maxmemory} above 0 with a {@code maxmemory-policy} other
+         * than {@code noeviction}), which {@link #build()} otherwise refuses: an evicted lock key lets a second
+         * holder in while the first still works (under {@code volatile-*} policies lock keys, which carry an
+         * expiry, are the first to go). Only the fencing token then protects the resource. Also skips reading
+         * {@code INFO memory}, for a server where it is unavailable.
+         */
+        public Builder allowEviction() {
+            this.allowEviction = true;
+            return this;
+        }
+
+        /**
          * Requires {@code replicas} replicas to acknowledge each grant ({@code WAIT replicas timeout} after the
          * acquire script) within {@code timeout}, else the grant is given back and the acquire fails with a
          * {@link dev.baton.LockBackendException} naming how many did (default 0: no {@code WAIT}). This narrows,
@@ -144,9 +183,16 @@ public final class RedisLocks {
         }
 
         /**
-         * Connects (two connections), subscribes to the release channels and starts the client.
+         * Connects (two connections), checks the server, subscribes to the release channels and starts the client.
+         * The checks read {@code INFO memory} and {@code INFO cluster}.
          *
-         * @throws dev.baton.LockBackendException if Redis cannot be reached
+         * @throws dev.baton.LockBackendException       if Redis cannot be reached, or its settings cannot be read
+         * @throws dev.baton.LockConfigurationException if Redis may evict keys ({@code maxmemory} above 0 and
+         *                                              {@code maxmemory-policy} not {@code noeviction}) and
+         *                                              {@link #allowEviction()} was not called, or if it is a Redis
+         *                                              Cluster node ({@code cluster_enabled:1}), which is not
+         *                                              supported
+         * @throws IllegalArgumentException             if the replica timeout is not below the command timeout
          */
         @Override
         public RedisLockClient build() {
@@ -169,8 +215,9 @@ public final class RedisLocks {
                 endpoint = "your RedisClient";
             }
             RedisLockBackend backend = new RedisLockBackend(c, client == null, keyPrefix, commandTimeout, endpoint, replicas,
-                    replicaTimeout);
+                    replicaTimeout, tokenCounterExpiry);
             try {
+                backend.checkServer(allowEviction);
                 return new Client(LockClients.create(backend, settings), backend, keyPrefix);
             } catch (RuntimeException e) {
                 backend.close();

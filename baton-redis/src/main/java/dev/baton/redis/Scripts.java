@@ -45,14 +45,24 @@ final class Scripts {
               local t = redis.call('TIME')
               return tonumber(t[1]) * 1000000 + tonumber(t[2])
             end
-            -- a missing counter (first use, or a restart that lost every key) starts at the server's time in µs,
-            -- above every token handed out before, as long as the clock is not stepped back and a lock sees fewer
-            -- than a million grants per second
-            local function next_token(counter)
-              if redis.call('EXISTS', counter) == 0 then
-                redis.call('SET', counter, num(now_us()))
+            -- the next token of a lock: the largest of the counter + 1, the server's clock in µs and the highest
+            -- token the caller saw for the lock (floor) + 1. So it is above every earlier token of the lock if the
+            -- counter survived, or if the server's clock is past every earlier grant's microsecond, or if the
+            -- caller saw the highest earlier token. The counter is written back with an expiry of ttl ms, renewed
+            -- at each grant: a counter lost after ttl ms without a grant is safe to lose, since the clock has then
+            -- moved ttl ms past every token it gave (unless it was stepped back by more than that). Returns the
+            -- token and 1 if only the floor kept it above the caller's earlier token (the counter was lost or set
+            -- back, and the clock is behind: the caller reports it).
+            local function next_token(counter, floor, ttl)
+              local c = tonumber(redis.call('GET', counter) or '0') or 0
+              local t = math.max(c + 1, now_us())
+              local raised = 0
+              if t <= floor then
+                t = floor + 1
+                raised = 1
               end
-              return redis.call('INCR', counter)
+              redis.call('SET', counter, num(t), 'PX', ttl)
+              return t, raised
             end
             local function purge_zset(key, now)
               redis.call('ZREMRANGEBYSCORE', key, '-inf', num(now))
@@ -73,10 +83,12 @@ final class Scripts {
             """;
 
     /**
-     * Exclusive acquire. KEYS: lock, counter, line, line expiry. ARGV: owner, lease ms, wait (1 or 0). A free lock
-     * goes to the head of the line (or to anyone when nobody waits): {@code SET lock value NX PX lease} and
-     * {@code INCR} of the counter. Otherwise a waiting caller keeps (or takes) its place at the back, which
-     * expires one lease after its last attempt. Returns {1, token} or {0, holder, holder token, ms left}.
+     * Exclusive acquire. KEYS: lock, counter, line, line expiry. ARGV: owner, lease ms, wait (1 or 0), the
+     * highest token the caller saw for the lock (0 if none), counter expiry ms. A free lock goes to the head of
+     * the line (or to anyone when nobody waits): {@code SET lock value NX PX lease} with the next token (see
+     * {@code next_token}). Otherwise a waiting caller keeps (or takes) its place at the back, which expires one
+     * lease after its last attempt. Returns {1, token, raised (1 if only the caller's floor kept the token above
+     * its earlier ones)} or {0, holder, holder token, ms left}.
      */
     static final Script ACQUIRE = Script.of("acquire", """
             local now = now_ms()
@@ -86,13 +98,13 @@ final class Scripts {
             if not cur then
               local head = redis.call('ZRANGE', KEYS[3], 0, 0)[1]
               if head == nil or head == ARGV[1] then
-                local token = next_token(KEYS[2])
+                local token, raised = next_token(KEYS[2], tonumber(ARGV[4]), ARGV[5])
                 redis.call('SET', KEYS[1], num(token) .. '|' .. num(now) .. '|' .. ARGV[1], 'NX', 'PX', lease)
                 if head ~= nil then
                   redis.call('ZREM', KEYS[3], ARGV[1])
                   redis.call('ZREM', KEYS[4], ARGV[1])
                 end
-                return {1, token}
+                return {1, token, raised}
               end
             end
             if ARGV[3] == '1' then
@@ -114,7 +126,8 @@ final class Scripts {
             """);
 
     /**
-     * Read acquire. KEYS: writer, readers, counter, writers' claims. ARGV: owner, lease ms. Refused while a writer
+     * Read acquire. KEYS: writer, readers, counter, writers' claims. ARGV: owner, lease ms, highest token seen,
+     * counter expiry ms. Refused while a writer
      * holds the lock or one waits (its claim holds back new readers). Returns as {@link #ACQUIRE}.
      */
     static final Script ACQUIRE_READ = Script.of("acquire-read", """
@@ -131,14 +144,15 @@ final class Scripts {
             if claim[1] then
               return {0, '', -1, tonumber(claim[2]) - now}
             end
-            local token = next_token(KEYS[3])
+            local token, raised = next_token(KEYS[3], tonumber(ARGV[3]), ARGV[4])
             redis.call('ZADD', KEYS[2], num(now + lease), num(token) .. '|' .. ARGV[1])
             keep_at_least(KEYS[2], lease)
-            return {1, token}
+            return {1, token, raised}
             """);
 
     /**
-     * Write acquire. KEYS: writer, readers, counter, writers' claims. ARGV: owner, lease ms, wait (1 or 0). Granted
+     * Write acquire. KEYS: writer, readers, counter, writers' claims. ARGV: owner, lease ms, wait (1 or 0), highest
+     * token seen, counter expiry ms. Granted
      * when no writer and no live reader; otherwise a waiting writer claims the lock (held back readers) until
      * one lease after its last attempt.
      */
@@ -150,10 +164,10 @@ final class Scripts {
             local w = redis.call('GET', KEYS[1])
             local first = redis.call('ZRANGE', KEYS[2], 0, 0, 'WITHSCORES')
             if not w and not first[1] then
-              local token = next_token(KEYS[3])
+              local token, raised = next_token(KEYS[3], tonumber(ARGV[4]), ARGV[5])
               redis.call('SET', KEYS[1], num(token) .. '|' .. num(now) .. '|' .. ARGV[1], 'NX', 'PX', lease)
               redis.call('ZREM', KEYS[4], ARGV[1])
-              return {1, token}
+              return {1, token, raised}
             end
             if ARGV[3] == '1' then
               redis.call('ZADD', KEYS[4], num(now + lease), ARGV[1])
@@ -272,31 +286,38 @@ final class Scripts {
 
     /**
      * Cleans up after an acquire whose outcome is unknown (it timed out): deletes the grant only if this owner
-     * holds it (any token), and its place in line. KEYS: lock (or writer), readers, line, line expiry. ARGV: owner,
-     * channel, name. Returns how many grants were removed.
+     * holds it (any token), and its place in line, in the namespace of the acquire's own mode only: the clean-up
+     * of {@code lock(name)} never touches {@code readWriteLock(name)}'s grants, and the reverse (the owner is the
+     * client and the thread, so the same thread may hold both). KEYS: the grant's key (lock, writer or readers),
+     * line, line expiry. ARGV: owner, channel, name, kind ({@code s}: a string grant, and its place in the line
+     * or the writers' claims; {@code z}: this owner's members of the readers, which take no place). Returns how
+     * many grants were removed.
      */
     static final Script ABANDON = Script.of("abandon", """
             local removed = 0
-            local v = redis.call('GET', KEYS[1])
-            if v then
-              local tok, at, owner = parse(v)
-              if owner == ARGV[1] then
-                redis.call('DEL', KEYS[1])
-                removed = removed + 1
+            if ARGV[4] == 's' then
+              local v = redis.call('GET', KEYS[1])
+              if v then
+                local tok, at, owner = parse(v)
+                if owner == ARGV[1] then
+                  redis.call('DEL', KEYS[1])
+                  removed = removed + 1
+                end
+              end
+              redis.call('ZREM', KEYS[2], ARGV[1])
+              redis.call('ZREM', KEYS[3], ARGV[1])
+            else
+              local members = redis.call('ZRANGE', KEYS[1], 0, -1)
+              local suffix = '|' .. ARGV[1]
+              for i = 1, #members do
+                local m = members[i]
+                local tok = string.match(m, '^(%d+)|')
+                if tok and m == tok .. suffix then
+                  redis.call('ZREM', KEYS[1], m)
+                  removed = removed + 1
+                end
               end
             end
-            local members = redis.call('ZRANGE', KEYS[2], 0, -1)
-            local suffix = '|' .. ARGV[1]
-            for i = 1, #members do
-              local m = members[i]
-              local tok = string.match(m, '^(%d+)|')
-              if tok and m == tok .. suffix then
-                redis.call('ZREM', KEYS[2], m)
-                removed = removed + 1
-              end
-            end
-            redis.call('ZREM', KEYS[3], ARGV[1])
-            redis.call('ZREM', KEYS[4], ARGV[1])
             if removed > 0 then redis.call('PUBLISH', ARGV[2], ARGV[3]) end
             return removed
             """);

@@ -197,6 +197,71 @@ class RedisBackendIT {
     }
 
     /**
+     * {@code lock(name)} and {@code readWriteLock(name)} are two locks: the clean-up after a plain acquire with an
+     * unknown outcome deletes only the plain lock's grant, never the same thread's read grant of the read-write
+     * lock (its owner id is the same: the client and the thread).
+     */
+    @Test
+    void aTimedOutPlainAcquireKeepsTheSameThreadsReadGrant() throws Exception {
+        String name = unique("abandon-ns");
+        RedisKeys.Lock keys = RedisKeys.Lock.of(RedisFixture.PREFIX, name);
+        try (LockClient a = fixture.newClient(ClientConfig.lease(Duration.ofSeconds(30)));
+             LockClient b = fixture.newClient(ClientConfig.defaults());
+             Lease read = a.readWriteLock(name).readLock().acquire(Duration.ofSeconds(5))) {
+            AutoCloseable cut = fixture.cutOff(a);
+            assertThatThrownBy(() -> a.lock(name).acquire(Duration.ofSeconds(1)))
+                    .isInstanceOf(LockBackendException.class).hasMessageContaining("unknown outcome");
+            cut.close();
+            // the late plain grant, then its owner-checked clean-up, then (same connection, in order) this probe
+            String probe = unique("probe");
+            await().atMost(Duration.ofSeconds(10)).ignoreExceptions()
+                    .until(() -> a.lock(probe).tryAcquire().map(l -> { l.close(); return true; }).orElse(false));
+            assertThat(fixture.admin().exists(keys.exclusive())).as("the late plain grant was cleaned up").isZero();
+            assertThat(fixture.admin().zcard(keys.readers())).as("the read grant is still on the server").isOne();
+            read.checkValid();
+            assertThat(b.readWriteLock(name).writeLock().tryAcquire()).as("a writer while the reader holds")
+                    .isEmpty();
+        }
+    }
+
+    /**
+     * The acquire script runs and grants, its reply is lost, then the connection drops: the clean-up cannot be sent
+     * while disconnected. It is retried once the client is connected again, so the grant nobody holds does not
+     * keep the lock for its whole lease, and the same thread is not told busy by it.
+     */
+    @Test
+    void aGrantWhoseReplyWasLostIsCleanedUpAfterTheReconnectNotLeftForItsLease() throws Exception {
+        String name = unique("ghost");
+        RedisKeys.Lock keys = RedisKeys.Lock.of(RedisFixture.PREFIX, name);
+        try (LockClient a = fixture.newClient(ClientConfig.lease(Duration.ofSeconds(60)));
+             LockClient b = fixture.newClient(ClientConfig.defaults())) {
+            dev.baton.faultproxy.FaultProxy proxy = fixture.proxy(a);
+            proxy.fault(dev.baton.faultproxy.FaultProxy.Mode.DROP_RESPONSES);
+            Thread resetter = new Thread(() -> {
+                await().atMost(Duration.ofSeconds(5)).until(() -> fixture.admin().exists(keys.exclusive()) == 1);
+                proxy.fault(dev.baton.faultproxy.FaultProxy.Mode.RESET);
+            });
+            resetter.start();
+            assertThatThrownBy(() -> a.lock(name).acquire(Duration.ofSeconds(1)))
+                    .isInstanceOf(LockBackendException.class).hasMessageContaining("unknown outcome")
+                    .hasMessageNotContaining("was deleted");
+            resetter.join();
+            assertThat(fixture.admin().exists(keys.exclusive())).as("the grant whose reply was lost").isOne();
+            long healed = System.nanoTime();
+            proxy.heal();
+            try (Lease l = b.lock(name).acquire(Duration.ofSeconds(20))) {
+                long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - healed);
+                System.out.printf("[redis] lost reply: another client granted %d ms after the network healed"
+                        + " (lease 60 s)%n", ms);
+                assertThat(l.isValid()).isTrue();
+            }
+            try (Lease l = a.lock(name).acquire(Duration.ofSeconds(10))) {
+                assertThat(l.isValid()).as("the same thread, after its lost grant").isTrue();
+            }
+        }
+    }
+
+    /**
      * Lettuce replays, after a reconnect, the commands that were in flight when a connection dropped. A late acquire
      * would then create a grant nobody knows it holds; Baton's own client never replays a lock script. The script
      * is held on the server by {@code CLIENT PAUSE WRITE} while its connection is killed.
@@ -381,6 +446,94 @@ class RedisBackendIT {
             }
         }
         throw new AssertionError("no pub/sub connection of " + c.clientId());
+    }
+
+    private static long grantOf(LockClient c, String name) {
+        try (Lease l = c.lock(name).acquire(Duration.ofSeconds(5))) {
+            return l.fencingToken();
+        }
+    }
+
+    private long serverMicros() {
+        List<String> t = fixture.admin().time();
+        return Long.parseLong(t.get(0)) * 1_000_000 + Long.parseLong(t.get(1));
+    }
+
+    /** A restart without persistence loses the counter; a stale copy (a replica's) sets it back. */
+    @Test
+    void tokensIncreaseWhenTheCounterIsLostOrSetBack() {
+        String name = unique("counter-back");
+        RedisKeys.Lock keys = RedisKeys.Lock.of(RedisFixture.PREFIX, name);
+        try (LockClient a = fixture.newClient(ClientConfig.defaults());
+             LockClient b = fixture.newClient(ClientConfig.defaults())) {
+            long first = grantOf(a, name);
+            fixture.admin().del(keys.counter());
+            long afterLoss = grantOf(b, name);
+            assertThat(afterLoss).as("after the counter was lost").isGreaterThan(first);
+            fixture.admin().set(keys.counter(), "1");
+            long afterSetBack = grantOf(b, name);
+            assertThat(afterSetBack).as("after the counter was set back to 1").isGreaterThan(afterLoss);
+            fixture.admin().set(keys.counter(), Long.toString(afterSetBack - 1_000_000));
+            assertThat(grantOf(a, name)).as("after the counter was set one second back").isGreaterThan(afterSetBack);
+        }
+    }
+
+    /**
+     * A counter far ahead of the server's clock (a primary whose clock ran ahead, or a counter set forward) that is
+     * then lost: the server alone would hand out a token below the ones before. A client that saw a higher token
+     * for the lock gets one above it, and the counter is repaired for every other client.
+     */
+    @Test
+    void aClientThatSawAHigherTokenIsNeverGrantedALowerOneAndRepairsTheCounter() {
+        String name = unique("counter-ahead");
+        RedisKeys.Lock keys = RedisKeys.Lock.of(RedisFixture.PREFIX, name);
+        try (LockClient a = fixture.newClient(ClientConfig.defaults());
+             LockClient b = fixture.newClient(ClientConfig.defaults())) {
+            grantOf(a, name);
+            long ahead = serverMicros() + 3_600_000_000L; // an hour ahead of the server's clock
+            fixture.admin().set(keys.counter(), Long.toString(ahead));
+            long high = grantOf(a, name);
+            assertThat(high).isGreaterThan(ahead);
+            fixture.admin().del(keys.counter());
+            long next = grantOf(a, name);
+            System.out.printf("[redis] token %d, counter lost, next token %d (server clock %d)%n", high, next,
+                    serverMicros());
+            assertThat(next).as("the grant after the counter was lost, to a client that saw token " + high)
+                    .isGreaterThan(high);
+            assertThat(grantOf(b, name)).as("another client's grant after the repair").isGreaterThan(next);
+        }
+    }
+
+    @Test
+    void tokenCountersExpireAfterTheLastGrantAndTokensStillIncrease() {
+        List<String> names = new ArrayList<>();
+        for (int i = 0; i < 20; i++) {
+            names.add(unique("counter-expiry"));
+        }
+        try (LockClient a = RedisLocks.builder(RedisURI.create(TestServers.REDIS_HOST, TestServers.REDIS_PORT))
+                .keyPrefix(RedisFixture.PREFIX).tokenCounterExpiry(Duration.ofSeconds(1)).build();
+             LockClient b = fixture.newClient(ClientConfig.defaults())) {
+            List<Long> first = new ArrayList<>();
+            for (String n : names) {
+                first.add(grantOf(a, n));
+                try (Lease l = a.readWriteLock(n).readLock().acquire(Duration.ofSeconds(5))) {
+                    first.set(first.size() - 1, l.fencingToken());
+                }
+            }
+            String[] counters = names.stream().map(n -> RedisKeys.Lock.of(RedisFixture.PREFIX, n).counter())
+                    .toArray(String[]::new);
+            assertThat(fixture.admin().pttl(counters[0])).as("the counter's expiry").isBetween(1L, 1000L);
+            await().atMost(Duration.ofSeconds(10)).until(() -> fixture.admin().exists(counters) == 0);
+            for (int i = 0; i < names.size(); i++) {
+                assertThat(grantOf(b, names.get(i))).as(names.get(i)).isGreaterThan(first.get(i));
+            }
+            assertThat(fixture.admin().pttl(counters[0])).as("the default expiry: 7 days")
+                    .isGreaterThan(Duration.ofDays(7).minusMinutes(1).toMillis());
+        }
+        RedisLocks.Builder builder = RedisLocks.builder(RedisURI.create("redis://127.0.0.1:6379"));
+        assertThatThrownBy(() -> builder.tokenCounterExpiry(Duration.ofMillis(999)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("tokenCounterExpiry");
+        assertThatThrownBy(() -> builder.tokenCounterExpiry(null)).hasMessageContaining("tokenCounterExpiry");
     }
 
     /**

@@ -95,6 +95,11 @@ public class RedisFixture implements LockFixture {
         return proxy::heal;
     }
 
+    /** The client's own proxy, for faults other than a cut. */
+    FaultProxy proxy(LockClient client) {
+        return proxies.get(client.clientId());
+    }
+
     @Override
     public int serverSessions(LockClient client) {
         return connectionIds(client).size();
