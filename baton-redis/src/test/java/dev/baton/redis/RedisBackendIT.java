@@ -4,7 +4,7 @@ import dev.baton.Lease;
 import dev.baton.LockBackendException;
 import dev.baton.LockClient;
 import dev.baton.testkit.ClientConfig;
-import dev.baton.testkit.TestServers;
+import dev.baton.testkit.OwnServer;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.api.StatefulRedisConnection;
@@ -36,28 +36,37 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
-/** What the contract ladder does not cover: the Lettuce traps, the fair line, the token seed across a restart. */
+/**
+ * What the contract ladder does not cover: the Lettuce traps, the fair line, the token seed across a restart. On a
+ * Redis of the class's own ({@link OwnServer}): its tests restart it, pause it and flush its scripts.
+ */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class RedisBackendIT {
+    private OwnServer redis;
     private RedisFixture fixture;
 
     @BeforeAll
     void open() {
-        fixture = new RedisFixture();
+        redis = OwnServer.start(OwnServer.Engine.REDIS);
+        fixture = new RedisFixture(redis.host(), redis.port());
     }
 
     @AfterAll
     void close() {
-        fixture.close();
+        try {
+            fixture.close();
+        } finally {
+            redis.close();
+        }
     }
 
     private static String unique(String base) {
         return base + "-" + Long.toString(ThreadLocalRandom.current().nextLong() & Long.MAX_VALUE, 36);
     }
 
-    private static LockClient direct(Duration lease, Duration poll) {
-        return RedisLocks.builder(RedisURI.create(TestServers.REDIS_HOST, TestServers.REDIS_PORT))
+    private LockClient direct(Duration lease, Duration poll) {
+        return RedisLocks.builder(RedisURI.create(redis.host(), redis.port()))
                 .keyPrefix(RedisFixture.PREFIX).leaseTime(lease).minPollInterval(poll).maxPollInterval(poll).build();
     }
 
@@ -81,7 +90,7 @@ class RedisBackendIT {
     void aGrantTooFewReplicasAcknowledgedIsGivenBackAndTheAcquireFails() {
         String name = unique("replicas");
         // the tests' Redis has no replica: WAIT 1 answers 0 after its timeout
-        try (LockClient a = RedisLocks.builder(RedisURI.create(TestServers.REDIS_HOST, TestServers.REDIS_PORT))
+        try (LockClient a = RedisLocks.builder(RedisURI.create(redis.host(), redis.port()))
                 .keyPrefix(RedisFixture.PREFIX).requireReplicas(1, Duration.ofMillis(50)).build();
              LockClient b = fixture.newClient(ClientConfig.defaults())) {
             assertThatThrownBy(() -> a.lock(name).acquire(Duration.ofSeconds(1)))
@@ -354,8 +363,8 @@ class RedisBackendIT {
         return null;
     }
 
-    private static void redisCli(String... args) throws Exception {
-        List<String> cmd = new ArrayList<>(List.of("redis-cli", "-p", Integer.toString(TestServers.REDIS_PORT)));
+    private void redisCli(String... args) throws Exception {
+        List<String> cmd = new ArrayList<>(List.of("redis-cli", "-p", Integer.toString(redis.port())));
         cmd.addAll(List.of(args));
         Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
         String out = new String(p.getInputStream().readAllBytes()).trim();
@@ -366,7 +375,7 @@ class RedisBackendIT {
     @Test
     void renewalIsOneScriptCallForEveryHeldLease() throws Exception {
         AtomicInteger scripts = new AtomicInteger();
-        RedisClient mine = RedisClient.create(RedisURI.create(TestServers.REDIS_HOST, TestServers.REDIS_PORT));
+        RedisClient mine = RedisClient.create(RedisURI.create(redis.host(), redis.port()));
         mine.addListener(new CommandListener() {
             @Override
             public void commandStarted(CommandStartedEvent event) {
@@ -510,7 +519,7 @@ class RedisBackendIT {
         for (int i = 0; i < 20; i++) {
             names.add(unique("counter-expiry"));
         }
-        try (LockClient a = RedisLocks.builder(RedisURI.create(TestServers.REDIS_HOST, TestServers.REDIS_PORT))
+        try (LockClient a = RedisLocks.builder(RedisURI.create(redis.host(), redis.port()))
                 .keyPrefix(RedisFixture.PREFIX).tokenCounterExpiry(Duration.ofSeconds(1)).build();
              LockClient b = fixture.newClient(ClientConfig.defaults())) {
             List<Long> first = new ArrayList<>();
@@ -537,7 +546,7 @@ class RedisBackendIT {
     }
 
     /**
-     * A real restart of the tests' Redis, which runs without persistence: every key is lost, the counters too.
+     * A real restart of the class's own Redis, which runs without persistence: every key is lost, the counters too.
      * Tokens still increase, because a missing counter starts at the server's time in microseconds.
      */
     @Test
@@ -549,7 +558,7 @@ class RedisBackendIT {
             try (Lease l = a.lock(name).acquire(Duration.ofSeconds(5))) {
                 before = l.fencingToken();
             }
-            restartRedis();
+            redis.restart(); // SHUTDOWN (no persistence: every key is lost), then started again
             assertThat(fixture.admin().exists(keys.counter())).as("the restart lost the counter").isZero();
             long after;
             // the same client, once reconnected (its scripts are gone from the cache: NOSCRIPT, then EVAL)
@@ -564,31 +573,6 @@ class RedisBackendIT {
                  Lease l = b.lock(name).acquire(Duration.ofSeconds(5))) {
                 assertThat(l.fencingToken()).isGreaterThan(after);
             }
-        }
-    }
-
-    private static void restartRedis() throws Exception {
-        Path root = Path.of("").toAbsolutePath();
-        while (root != null && !Files.exists(root.resolve(TestServers.START_SCRIPT))) {
-            root = root.getParent();
-        }
-        assertThat(root).as("repository root with " + TestServers.START_SCRIPT).isNotNull();
-        Process stop = new ProcessBuilder("redis-cli", "-p", Integer.toString(TestServers.REDIS_PORT), "shutdown", "nosave")
-                .inheritIO().start();
-        stop.waitFor(30, TimeUnit.SECONDS);
-        await().atMost(Duration.ofSeconds(20)).until(() -> !listening());
-        Process start = new ProcessBuilder("bash", TestServers.START_SCRIPT).directory(root.toFile()).inheritIO().start();
-        assertThat(start.waitFor(120, TimeUnit.SECONDS)).isTrue();
-        assertThat(start.exitValue()).as(TestServers.START_SCRIPT + " exit status").isZero();
-        await().atMost(Duration.ofSeconds(20)).until(RedisBackendIT::listening);
-    }
-
-    private static boolean listening() {
-        try (Socket s = new Socket()) {
-            s.connect(new InetSocketAddress(TestServers.REDIS_HOST, TestServers.REDIS_PORT), 500);
-            return true;
-        } catch (IOException e) {
-            return false;
         }
     }
 }

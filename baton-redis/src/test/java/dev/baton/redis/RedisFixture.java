@@ -28,10 +28,29 @@ public class RedisFixture implements LockFixture {
     private final RedisClient admin;
     private final StatefulRedisConnection<String, String> adminConnection;
 
+    private final String host;
+    private final int port;
+
+    /** The tests' shared Redis of {@link TestServers#START_SCRIPT}. */
     public RedisFixture() {
+        this(TestServers.REDIS_HOST, TestServers.REDIS_PORT);
         TestServers.requireRedis();
-        admin = RedisClient.create(RedisURI.create(TestServers.REDIS_HOST, TestServers.REDIS_PORT));
+    }
+
+    /** A Redis at host:port (a test's own server). */
+    RedisFixture(String host, int port) {
+        this.host = host;
+        this.port = port;
+        admin = RedisClient.create(RedisURI.create(host, port));
         adminConnection = admin.connect();
+    }
+
+    String host() {
+        return host;
+    }
+
+    int port() {
+        return port;
     }
 
     @Override
@@ -45,7 +64,7 @@ public class RedisFixture implements LockFixture {
 
     @Override
     public LockClient newClient(ClientConfig config) {
-        FaultProxy proxy = new FaultProxy(TestServers.REDIS_HOST, TestServers.REDIS_PORT);
+        FaultProxy proxy = new FaultProxy(host, port);
         try {
             LockClient c = RedisLocks.builder(RedisURI.create("redis://127.0.0.1:" + proxy.port()))
                     .keyPrefix(PREFIX)

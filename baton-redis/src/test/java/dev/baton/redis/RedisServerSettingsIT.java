@@ -4,6 +4,7 @@ import dev.baton.Lease;
 import dev.baton.LockBackendException;
 import dev.baton.LockClient;
 import dev.baton.LockConfigurationException;
+import dev.baton.testkit.OwnServer;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisException;
 import io.lettuce.core.RedisURI;
