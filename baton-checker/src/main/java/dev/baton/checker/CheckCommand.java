@@ -101,11 +101,10 @@ public final class CheckCommand implements Callable<Integer> {
                     + " pause, session-kill, partition).")
     List<String> faults;
 
-    @Option(names = "--allow-restart", description = "Allow the restart fault, which stops and starts the database"
-            + " server on this host as scripts/start-servers.sh does (PostgreSQL: pg_ctlcluster restart -m fast;"
-            + " MariaDB: SIGTERM, then start-stop-daemon; Redis: SHUTDOWN NOSAVE, then redis-server without"
-            + " persistence, losing every key; ZooKeeper: SIGTERM, then the start command the script wrote). Every"
-            + " client of that server loses its connections.")
+    @Option(names = "--allow-restart", description = "Allow the restart fault, which stops and starts the server"
+            + " of the URL: the process of this host listening on its port (PostgreSQL: pg_ctl restart -m fast;"
+            + " MariaDB and ZooKeeper: SIGTERM, then the same command line; Redis: SHUTDOWN NOSAVE, then"
+            + " redis-server again, losing every key). Every client of that server loses its connections.")
     boolean allowRestart;
 
     @Option(names = "--seed", paramLabel = "N", description = "Seed for the workers' and the nemesis' choices (default: random, printed).")
@@ -231,7 +230,7 @@ public final class CheckCommand implements Callable<Integer> {
             CheckStrategy s = Strategies.forUrl(strategy, u);
             s.validate(u, poolMode);
             if (kinds.contains("restart") && !u.toLowerCase(java.util.Locale.ROOT).startsWith("jdbc:sqlite:")) {
-                ServerRestart.of(u);
+                ServerRestart.of(u).requireProcess();
             }
             strategies.put(u, s);
         }

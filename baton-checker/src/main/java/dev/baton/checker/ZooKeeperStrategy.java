@@ -46,7 +46,7 @@ import java.util.regex.Pattern;
  *       lock) lives; the holder's client, hearing nothing, is SUSPENDED (its leases uncertain, {@code isValid()}
  *       false) until the path heals;</li>
  *   <li>{@code session-kill}: from its start — the server's own {@code ConnectionMXBean.terminateSession} (over JMX,
- *       127.0.0.1:{@value #JMX_PORT}, as {@code scripts/start-servers.sh} starts the server) ends the holder's
+ *       at the port its command line opens, {@code -Dcom.sun.management.jmxremote.port}) ends the holder's
  *       session and deletes its nodes at once; the holder hears it (LOST) a moment later, so beliefs may overlap:
  *       reported as information, the token protects the resource;</li>
  *   <li>{@code restart}: from its end — sessions are kept in the server's data directory and survive the restart.</li>
@@ -55,8 +55,6 @@ import java.util.regex.Pattern;
 public class ZooKeeperStrategy implements CheckStrategy {
     private static final Pattern URL = Pattern.compile("(?i)(zookeeper://)([^/:,@]+|\\[[^]]+])(?::(\\d+))?(/[^,]*)?");
     static final int DEFAULT_PORT = 2181;
-    /** The JMX port of the server {@code scripts/start-servers.sh} starts. */
-    static final int JMX_PORT = 2182;
     /** The server's tick ({@code tickTime}), as {@code scripts/start-servers.sh} configures it. */
     static final long TICK_MS = 1000;
 
@@ -189,6 +187,8 @@ public class ZooKeeperStrategy implements CheckStrategy {
         /** The Curator client under {@link #client} (the probe's locks), closed after it. */
         private final CuratorFramework probe;
         private final ZooKeeperLockClient client;
+        /** The server's JMX port, once found. */
+        private volatile Integer jmxPort;
 
         Backend(String url, String root, CuratorFramework admin, CuratorFramework probe, ZooKeeperLockClient client) {
             this.url = url;
@@ -251,15 +251,40 @@ public class ZooKeeperStrategy implements CheckStrategy {
                 c.getMBeanServerConnection().getMBeanCount();
                 return Optional.empty();
             } catch (IOException e) {
-                return Optional.of("no JMX at 127.0.0.1:" + JMX_PORT + " (" + e.getMessage() + "): the checker ends a"
-                        + " ZooKeeper session through the server's ConnectionMXBean; start the server as"
-                        + " scripts/start-servers.sh does");
+                return Optional.of(e.getMessage() + ": the checker ends a ZooKeeper session through the server's"
+                        + " ConnectionMXBean, over the JMX port its command line opens"
+                        + " (-Dcom.sun.management.jmxremote.port, as scripts/start-servers.sh starts it)");
             }
         }
 
-        private static JMXConnector jmx() throws IOException {
-            return JMXConnectorFactory.connect(new JMXServiceURL(
-                    "service:jmx:rmi:///jndi/rmi://127.0.0.1:" + JMX_PORT + "/jmxrmi"));
+        /**
+         * The JMX port of the server of the URL: the one its command line opens. Found once; the server keeps it
+         * across a restart fault (the same command line).
+         */
+        private int jmxPort() throws IOException {
+            Integer port = jmxPort;
+            if (port == null) {
+                InetSocketAddress server = serverAddress().orElseThrow(() -> new IOException("no host:port in the URL"));
+                if (!server.getAddress().isLoopbackAddress()) {
+                    throw new IOException("the server " + server + " is not on this host");
+                }
+                ListeningProcess p = ListeningProcess.of(server.getPort()).orElseThrow(() -> new IOException("no process"
+                        + " of this host that this user can see listens on port " + server.getPort()));
+                port = p.jmxPort().orElseThrow(() -> new IOException("the ZooKeeper server on port " + server.getPort()
+                        + " (pid " + p.handle().pid() + ") opens no JMX port"));
+                jmxPort = port;
+            }
+            return port;
+        }
+
+        private JMXConnector jmx() throws IOException {
+            int port = jmxPort();
+            try {
+                return JMXConnectorFactory.connect(new JMXServiceURL(
+                        "service:jmx:rmi:///jndi/rmi://127.0.0.1:" + port + "/jmxrmi"));
+            } catch (IOException e) {
+                throw new IOException("no JMX at 127.0.0.1:" + port + " (" + e.getMessage() + ")", e);
+            }
         }
 
         /** A client connection as the server's JMX shows it: its bean, client port and session id. */
@@ -301,8 +326,7 @@ public class ZooKeeperStrategy implements CheckStrategy {
                     }
                 }
             } catch (Exception e) {
-                throw new IllegalStateException("cannot end sessions on ZooKeeper through JMX at 127.0.0.1:" + JMX_PORT
-                        + ": " + e, e);
+                throw new IllegalStateException("cannot end sessions on ZooKeeper through its JMX: " + e, e);
             }
             return killed;
         }

@@ -1,6 +1,6 @@
 package dev.baton.checker;
 
-import dev.baton.testkit.TestServers;
+import dev.baton.testkit.OwnServer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -11,53 +11,68 @@ import java.nio.file.Path;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * {@code baton check --faults restart --allow-restart}: one restart of each server (PostgreSQL, MariaDB, Redis, ZooKeeper)
- * while workers hold leases, in the quick profile with 5 s of faults; tokens must stay monotonic across it
- * ((b)) and every lock must be granted again within its bound after the server is back ((c), (d)). It
- * restarts the servers of this machine: CI runs the integration tests one at a time, so nothing else uses
- * them meanwhile; never run it beside other tests on a shared machine. Its own table.
+ * {@code baton check --faults restart --allow-restart}: one restart of each server (PostgreSQL, MariaDB, Redis,
+ * ZooKeeper) while workers hold leases, in the quick profile with 5 s of faults; tokens must stay monotonic across it
+ * ((b)) and every lock must be granted again within its bound after the server is back ((c), (d)). Each runs on a
+ * server of its own ({@link OwnServer}), never on the servers a developer already runs: the fault restarts the
+ * server listening on the URL's port, and only it.
  */
 class RestartIT {
     @TempDir
     Path dir;
 
-    private void check(String url, String strategy) {
+    private String check(String url, String strategy, String fault) {
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
         int status = CheckCommand.execute(new PrintWriter(out, true), new PrintWriter(err, true), "--profile", "quick",
                 "--strategy", strategy, "--duration", "5s", "--table", "baton_check_restart_it", "--url", url,
-                "--faults", "restart", "--allow-restart", "--seed", "42", "--work-dir", dir.toString());
+                "--faults", fault, "--allow-restart", "--seed", "42", "--work-dir", dir.toString());
         System.out.print(out);
         System.err.print(err);
-        assertThat(status).as("exit status of baton check --faults restart on %s; output above", url)
+        assertThat(status).as("exit status of baton check --faults %s on %s; output above", fault, url)
                 .isEqualTo(CheckCommand.PASS);
-        assertThat(out.toString()).contains("× restart");
+        assertThat(out.toString()).contains("× " + fault);
+        return out.toString();
+    }
+
+    private void restart(OwnServer.Engine engine, String strategy) {
+        try (OwnServer server = OwnServer.start(engine)) {
+            long pid = ListeningProcess.of(server.port()).orElseThrow().handle().pid();
+            check(server.url(), strategy, "restart");
+            long after = ListeningProcess.of(server.port()).orElseThrow().handle().pid();
+            assertThat(after).as("the server listening on port %d after the restart", server.port()).isNotEqualTo(pid);
+        }
     }
 
     @Test
     void postgresqlRestartKeepsTokensMonotonicAndLocksRecover() {
-        TestServers.require("PostgreSQL", "127.0.0.1", 5432);
-        check("jdbc:postgresql://127.0.0.1:5432/test?user=postgres", "lease");
+        restart(OwnServer.Engine.POSTGRESQL, "lease");
     }
 
     @Test
     void mariadbRestartKeepsTokensMonotonicAndLocksRecover() {
-        TestServers.require("MariaDB", "127.0.0.1", 3306);
-        check("jdbc:mariadb://127.0.0.1:3306/test?user=root", "lease");
+        restart(OwnServer.Engine.MARIADB, "lease");
     }
 
     /** Redis runs without persistence here: a restart loses every key, so tokens rest on the seed from TIME. */
     @Test
     void redisRestartKeepsTokensMonotonicAndLocksRecover() {
-        TestServers.requireRedis();
-        check("redis://127.0.0.1:6379", "redis");
+        restart(OwnServer.Engine.REDIS, "redis");
     }
 
     /** ZooKeeper keeps its data (and its sessions) on disk: holders keep their locks across the restart. */
     @Test
     void zookeeperRestartKeepsTokensMonotonicAndLocksRecover() {
-        TestServers.requireZooKeeper();
-        check("zookeeper://127.0.0.1:2181", "zookeeper");
+        restart(OwnServer.Engine.ZOOKEEPER, "zookeeper");
+    }
+
+    /** The session-kill fault asked JMX port 2182 whatever the server; it asks the server's own JMX port. */
+    @Test
+    void zookeeperSessionKillUsesTheJmxPortOfTheServerUnderTest() {
+        try (OwnServer server = OwnServer.start(OwnServer.Engine.ZOOKEEPER)) {
+            assertThat(server.jmxPort()).isNotEqualTo(2182);
+            check(server.url(), "zookeeper", "session-kill");
+        }
     }
 
     @Test
@@ -77,6 +92,17 @@ class RestartIT {
         int status = CheckCommand.execute(new PrintWriter(out, true), new PrintWriter(err, true), "--url",
                 "jdbc:postgresql://192.0.2.1:5432/test?user=postgres", "--faults", "restart", "--allow-restart");
         assertThat(status).isEqualTo(CheckCommand.USAGE);
-        assertThat(err.toString()).contains("not this host").contains("scripts/start-servers.sh");
+        assertThat(err.toString()).contains("not this host");
+    }
+
+    /** Seen: a restart of a URL whose port nothing listens on restarted the server of start-servers.sh instead. */
+    @Test
+    void restartRefusesAPortNoServerListensOn() {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        int status = CheckCommand.execute(new PrintWriter(out, true), new PrintWriter(err, true), "--url",
+                "zookeeper://127.0.0.1:1", "--faults", "restart", "--allow-restart");
+        assertThat(status).isEqualTo(CheckCommand.USAGE);
+        assertThat(err.toString()).contains("listens on port 1");
     }
 }

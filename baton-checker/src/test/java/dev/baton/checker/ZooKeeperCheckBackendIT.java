@@ -97,7 +97,8 @@ class ZooKeeperCheckBackendIT {
             Set<Integer> ports = new java.util.HashSet<>();
             try (javax.management.remote.JMXConnector c = javax.management.remote.JMXConnectorFactory.connect(
                     new javax.management.remote.JMXServiceURL("service:jmx:rmi:///jndi/rmi://127.0.0.1:"
-                            + ZooKeeperStrategy.JMX_PORT + "/jmxrmi"))) {
+                            + ListeningProcess.of(2181).flatMap(ListeningProcess::jmxPort).orElseThrow()
+                            + "/jmxrmi"))) {
                 var server = c.getMBeanServerConnection();
                 for (var n : server.queryNames(new javax.management.ObjectName(
                         "org.apache.ZooKeeperService:name1=Connections,*"), null)) {
