@@ -59,7 +59,9 @@ import java.util.concurrent.ConcurrentHashMap;
  *       read and write members ({@code r}, {@code w}) another, so a plain lock and a read-write lock of one name
  *       are two locks. An exclusive member or a writer holds when it is first in its line; a reader holds when no
  *       writer is ahead of it.</li>
- *   <li>Holding: granted with token = {@code czxid}, and no watch of its own (the renewal reads its node). Not
+ *   <li>Holding: granted with token = {@code czxid} for an exclusive member, and for a read-write member the
+ *       parent's {@code pzxid} in the read that showed the grant (see {@link #token}); no watch of its own (the
+ *       renewal reads its node). Not
  *       holding: a data watch on the one member it waits for (its predecessor; a reader, the nearest writer ahead),
  *       which wakes the core's waiter when it changes — no herd; and {@link AcquireResult.Busy} names the head of the
  *       line (from the watch's own read when the member it waits for is the head; a waiter further back names it
@@ -68,13 +70,13 @@ import java.util.concurrent.ConcurrentHashMap;
  *       one.</li>
  *   <li>Release deletes the node. Renewal is one read-only {@code multi} per {@value #RENEW_BATCH} leases (fewer
  *       when their paths are long: a request and its answer stay under 256 KB; ZooKeeper 3.6+): each
- *       lease is renewed only if the server shows its node, on the current session, with the lease's {@code czxid};
+ *       lease is renewed only if the server shows its node, on the current session, with its node's {@code czxid};
  *       a node deleted under its holder (by hand, or an operator's forced release) is lost at the next renewal.</li>
  * </ol>
  *
  * <p><b>Session.</b> Curator's connection states are reported to the core ({@link ReportsSessionState}):
  * SUSPENDED → suspended; RECONNECTED on the same session → resumed (each lease confirmed by {@link #confirm}: its node
- * exists, its {@code ephemeralOwner} is the current session and its {@code czxid} the token); LOST, or a
+ * exists, its {@code ephemeralOwner} is the current session and its {@code czxid} the node's); LOST, or a
  * reconnection on another session → session lost. A release that cannot reach the server keeps the node to be
  * deleted when the connection returns on the same session; a lost session deleted it already.
  */
@@ -109,7 +111,7 @@ final class ZooKeeperLockBackend implements AnnouncesTurns, ReadWriteModes, Repo
     private volatile long lostSession;
     private volatile boolean closed;
 
-    /** A member node of this client: its path, its czxid (the token) and the session it lives in. */
+    /** A member node of this client: its path, its czxid (an exclusive grant's token) and its session. */
     static final class Node {
         final String path;
         final long czxid;
@@ -305,7 +307,8 @@ final class ZooKeeperLockBackend implements AnnouncesTurns, ReadWriteModes, Repo
                     }
                 }
                 String mine = place.node.path.substring(parent.length() + 1);
-                Standing s = standing(children(parent), mine, request.mode());
+                Stat line = new Stat();
+                Standing s = standing(children(parent, line), mine, request.mode());
                 if (!s.present()) {
                     if (place.node.sessionId != currentSession()) {
                         throw placeEndedWithItsSession(request, place); // Curator reconnected on a new session meanwhile
@@ -316,9 +319,9 @@ final class ZooKeeperLockBackend implements AnnouncesTurns, ReadWriteModes, Repo
                 }
                 if (s.holds()) {
                     places.remove(request);
-                    LeaseKey key = new LeaseKey(name, request.owner(), place.node.czxid, request.mode());
-                    held.put(key, place.node);
-                    return new AcquireResult.Granted(place.node.czxid);
+                    long token = token(request.mode(), place.node, line);
+                    held.put(new LeaseKey(name, request.owner(), token, request.mode()), place.node);
+                    return new AcquireResult.Granted(token);
                 }
                 if (tryOnce) {
                     AcquireResult.Busy busy = busy(parent, s.head());
@@ -341,7 +344,7 @@ final class ZooKeeperLockBackend implements AnnouncesTurns, ReadWriteModes, Repo
                         place.watching = predecessor; // only once the watch is armed
                         armed = true;
                         if (s.waitFor().equals(s.head())) {
-                            busy = new AcquireResult.Busy(owner(data), stat.getCzxid(), null); // the same read names it
+                            busy = busyOf(s.head(), data, stat); // the same read names it
                         }
                     } catch (KeeperException.NoNodeException e) {
                         continue; // it left meanwhile: read the line again
@@ -388,11 +391,28 @@ final class ZooKeeperLockBackend implements AnnouncesTurns, ReadWriteModes, Repo
     }
 
     private List<String> children(String parent) throws Exception {
+        return children(parent, new Stat());
+    }
+
+    /** The parent's children, and its stat in {@code stat} (left as is if the parent does not exist). */
+    private List<String> children(String parent, Stat stat) throws Exception {
         try {
-            return client.getChildren().forPath(parent);
+            return client.getChildren().storingStatIn(stat).forPath(parent);
         } catch (KeeperException.NoNodeException e) {
             return List.of();
         }
+    }
+
+    /**
+     * The fencing token of a grant seen in the read that showed {@code line} (the parent's stat). An exclusive
+     * member holds from its create on, or from its predecessor's delete, in line order: its {@code czxid}. A member of
+     * a read-write line may be granted together with others (readers behind one writer) and learn of it late: its
+     * token is the zxid of the line's last change when its grant was seen (the parent's {@code pzxid}, at least its
+     * own {@code czxid}), so it is never lower than a grant the server answered before, and a writer, seen only after
+     * every member ahead of it was deleted, gets a token above all of theirs. Readers that hold together may share one.
+     */
+    private static long token(LockMode mode, Node node, Stat line) {
+        return mode == LockMode.EXCLUSIVE ? node.czxid : Math.max(node.czxid, line.getPzxid());
     }
 
     /**
@@ -433,10 +453,18 @@ final class ZooKeeperLockBackend implements AnnouncesTurns, ReadWriteModes, Repo
         Stat stat = new Stat();
         try {
             byte[] data = client.getData().storingStatIn(stat).forPath(parent + "/" + head.node());
-            return new AcquireResult.Busy(owner(data), stat.getCzxid(), null);
+            return busyOf(head, data, stat);
         } catch (KeeperException.NoNodeException e) {
             return null;
         }
+    }
+
+    /**
+     * The busy answer naming the head of a line from its node's data and stat: with its token if that is its
+     * {@code czxid} (an exclusive member); a read-write member's token was fixed when its grant was seen, by its client.
+     */
+    private static AcquireResult.Busy busyOf(ZooKeeperNames.Member head, byte[] data, Stat stat) {
+        return new AcquireResult.Busy(owner(data), head.mode() == LockMode.EXCLUSIVE ? stat.getCzxid() : -1, null);
     }
 
     private void deleteQuietly(String path) {
@@ -556,7 +584,7 @@ final class ZooKeeperLockBackend implements AnnouncesTurns, ReadWriteModes, Repo
                 for (int i = from; i < to; i++) {
                     OpResult r = results.get(i - from);
                     if (r instanceof OpResult.GetDataResult data && data.getStat().getEphemeralOwner() == sessionNow
-                            && data.getStat().getCzxid() == keys.get(i).token()) {
+                            && data.getStat().getCzxid() == nodes.get(i).czxid) {
                         out.add(keys.get(i));
                     } else if (r instanceof OpResult.ErrorResult error
                             && error.getErr() == KeeperException.Code.NONODE.intValue()) {
@@ -584,7 +612,7 @@ final class ZooKeeperLockBackend implements AnnouncesTurns, ReadWriteModes, Repo
         requireConnected("check of '" + lease.name() + "'");
         try {
             Stat stat = client.checkExists().forPath(n.path);
-            return stat != null && stat.getEphemeralOwner() == currentSession() && stat.getCzxid() == lease.token();
+            return stat != null && stat.getEphemeralOwner() == currentSession() && stat.getCzxid() == n.czxid;
         } catch (Exception e) {
             throw failed("check of '" + lease.name() + "'", e);
         }
@@ -706,6 +734,22 @@ final class ZooKeeperLockBackend implements AnnouncesTurns, ReadWriteModes, Repo
         }
     }
 
+    /**
+     * A holding member's token as {@link #inspect} shows it: an exclusive member's {@code czxid}; a read-write
+     * member's token is known only to its client (fixed when its grant was seen): this client's own, else -1.
+     */
+    private long tokenOf(ZooKeeperNames.Member member, String path, Stat stat) {
+        if (member.mode() == LockMode.EXCLUSIVE) {
+            return stat.getCzxid();
+        }
+        for (Map.Entry<LeaseKey, Node> e : held.entrySet()) {
+            if (e.getValue().path.equals(path) && e.getValue().czxid == stat.getCzxid()) {
+                return e.getKey().token();
+            }
+        }
+        return -1;
+    }
+
     @Override
     public List<LockInfo> inspect() {
         List<LockInfo> out = new ArrayList<>();
@@ -724,8 +768,9 @@ final class ZooKeeperLockBackend implements AnnouncesTurns, ReadWriteModes, Repo
                     }
                     Stat stat = new Stat();
                     try {
-                        byte[] data = client.getData().storingStatIn(stat).forPath(parent + "/" + child);
-                        out.add(new LockInfo(name.get(), owner(data), stat.getCzxid(),
+                        String path = parent + "/" + child;
+                        byte[] data = client.getData().storingStatIn(stat).forPath(path);
+                        out.add(new LockInfo(name.get(), owner(data), tokenOf(m.get(), path, stat),
                                 Instant.ofEpochMilli(stat.getCtime()), null, true));
                     } catch (KeeperException.NoNodeException e) {
                         // released meanwhile

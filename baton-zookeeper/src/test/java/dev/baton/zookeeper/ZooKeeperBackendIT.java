@@ -346,6 +346,49 @@ class ZooKeeperBackendIT {
         }
     }
 
+    /**
+     * A reader that learns of its grant late (its client was cut off when the writer ahead of it left) and a reader
+     * that arrived meanwhile and was granted at once: the late one's token was its node's czxid, lower than the
+     * token of the grant already made, so a resource fenced by the highest token refused a reader that held. A read
+     * grant's token is the line's last change when the grant was seen, never lower than a grant the server answered
+     * before; the next writer's is higher than both.
+     */
+    @Test
+    void aReaderThatLearnsOfItsGrantLateGetsATokenNoLowerThanAReaderGrantedMeanwhile() throws Exception {
+        String name = unique("late-reader");
+        try (LockClient writer = client(); LockClient late = fixture.newClient(ClientConfig.lease(Duration.ofSeconds(6)));
+             LockClient early = client()) {
+            Lease w = writer.readWriteLock(name).writeLock().acquire(Duration.ofSeconds(5));
+            CompletableFuture<Lease> waiting = CompletableFuture.supplyAsync(
+                    () -> late.readWriteLock(name).readLock().acquire(Duration.ofSeconds(30)));
+            await().atMost(Duration.ofSeconds(5)).until(() -> members(name).size() == 2);
+            Lease meanwhile;
+            FaultProxy proxy = fixture.proxyOf(late);
+            proxy.fault(FaultProxy.Mode.BLACKHOLE);
+            try {
+                w.close(); // the waiting reader holds from now on, but its client does not hear of it yet
+                meanwhile = early.readWriteLock(name).readLock().acquire(Duration.ofSeconds(5));
+            } finally {
+                proxy.heal();
+            }
+            Lease lateRead = waiting.get(20, TimeUnit.SECONDS);
+            System.out.printf("[zookeeper] read grants: seen at once 0x%x, seen late 0x%x (writer before 0x%x)%n",
+                    meanwhile.fencingToken(), lateRead.fencingToken(), w.fencingToken());
+            assertThat(lateRead.fencingToken()).as("the late reader's token, after the writer's")
+                    .isGreaterThan(w.fencingToken());
+            assertThat(lateRead.fencingToken()).as("the late reader's token, seen after a read grant with token %d",
+                    meanwhile.fencingToken()).isGreaterThanOrEqualTo(meanwhile.fencingToken());
+            lateRead.checkValid();
+            meanwhile.checkValid();
+            lateRead.close();
+            meanwhile.close();
+            try (Lease next = writer.readWriteLock(name).writeLock().acquire(Duration.ofSeconds(5))) {
+                assertThat(next.fencingToken()).as("the next writer's token").isGreaterThan(lateRead.fencingToken())
+                        .isGreaterThan(meanwhile.fencingToken());
+            }
+        }
+    }
+
     @Test
     void aSuspendedLeaseIsInvalidThenValidAgainOnceItsNodeIsVerifiedAfterReconnecting() throws Exception {
         String name = unique("suspend");
