@@ -7,6 +7,7 @@ import dev.baton.LockInfo;
 import dev.baton.spi.AcquireRequest;
 import dev.baton.spi.AcquireResult;
 import dev.baton.spi.AnnouncesTurns;
+import dev.baton.spi.ClearsLostGrants;
 import dev.baton.spi.LeaseKey;
 import dev.baton.spi.LockMode;
 import dev.baton.spi.NotifiesReleases;
@@ -79,8 +80,14 @@ import java.util.concurrent.ConcurrentHashMap;
  * exists, its {@code ephemeralOwner} is the current session and its {@code czxid} the node's); LOST, or a
  * reconnection on another session → session lost. A release that cannot reach the server keeps the node to be
  * deleted when the connection returns on the same session; a lost session deleted it already.
+ *
+ * <p><b>A lease lost while its session lives</b> (its deadline passed during a disconnection shorter than the
+ * session timeout): the core says so ({@link ClearsLostGrants#lost}) and the node is deleted in the background as
+ * soon as the server answers — only if it still shows the node on its session with its {@code czxid}, at the version
+ * read — or, if the connection drops first, when it returns on the same session. The lock is free for the next in
+ * line then, not when the application closes the lost lease.
  */
-final class ZooKeeperLockBackend implements AnnouncesTurns, ReadWriteModes, ReportsSessionState {
+final class ZooKeeperLockBackend implements AnnouncesTurns, ReadWriteModes, ReportsSessionState, ClearsLostGrants {
     private static final Logger log = LoggerFactory.getLogger(ZooKeeperLockBackend.class);
     /** Held nodes read by one renewal request (a read-only multi), at most. */
     static final int RENEW_BATCH = 1_000;
@@ -618,6 +625,47 @@ final class ZooKeeperLockBackend implements AnnouncesTurns, ReadWriteModes, Repo
         }
     }
 
+    @Override
+    public void lost(LeaseKey lease) {
+        Node node = held.get(lease);
+        if (node != null && !node.gone && node.sessionId != lostSession) {
+            deleteOwn(node);
+        }
+    }
+
+    /**
+     * Deletes a node of this client in the background (no wait): only if the server shows it on the session it was
+     * created in with its {@code czxid}, at the version read. If the server cannot be reached, the node is deleted when
+     * the connection returns on that session ({@link #retryPendingDeletes}); a session that ends deletes it anyway.
+     */
+    private void deleteOwn(Node node) {
+        try {
+            client.checkExists().inBackground((c, read) -> {
+                Stat stat = read.getStat();
+                if (read.getResultCode() == KeeperException.Code.NONODE.intValue() || (read.getResultCode()
+                        == KeeperException.Code.OK.intValue() && (stat == null || stat.getEphemeralOwner()
+                        != node.sessionId || stat.getCzxid() != node.czxid))) {
+                    node.gone = true; // gone already (or not ours: never touched)
+                } else if (read.getResultCode() != KeeperException.Code.OK.intValue()) {
+                    pendingDeletes.add(node);
+                } else {
+                    c.delete().withVersion(stat.getVersion()).inBackground((c2, deleted) -> {
+                        if (deleted.getResultCode() == KeeperException.Code.OK.intValue()
+                                || deleted.getResultCode() == KeeperException.Code.NONODE.intValue()) {
+                            node.gone = true;
+                            log.info("{}: deleted node {} of a lease lost while its session lived", description,
+                                    node.path);
+                        } else {
+                            pendingDeletes.add(node);
+                        }
+                    }).forPath(node.path);
+                }
+            }).forPath(node.path);
+        } catch (Exception e) {
+            pendingDeletes.add(node);
+        }
+    }
+
     // ---- session -------------------------------------------------------------------------------------------
 
     private void stateChanged(ConnectionState state) {
@@ -683,18 +731,8 @@ final class ZooKeeperLockBackend implements AnnouncesTurns, ReadWriteModes, Repo
     private void retryPendingDeletes() {
         for (Node n : List.copyOf(pendingDeletes)) {
             pendingDeletes.remove(n);
-            if (n.sessionId != knownSession) {
-                continue;
-            }
-            try {
-                client.delete().inBackground((c, event) -> {
-                    if (event.getResultCode() != KeeperException.Code.OK.intValue()
-                            && event.getResultCode() != KeeperException.Code.NONODE.intValue()) {
-                        pendingDeletes.add(n);
-                    }
-                }).forPath(n.path);
-            } catch (Exception e) {
-                pendingDeletes.add(n);
+            if (n.sessionId == knownSession) {
+                deleteOwn(n);
             }
         }
     }
