@@ -65,9 +65,11 @@ import java.util.concurrent.ConcurrentHashMap;
  *       renewal reads its node). Not
  *       holding: a data watch on the one member it waits for (its predecessor; a reader, the nearest writer ahead),
  *       which wakes the core's waiter when it changes — no herd; and {@link AcquireResult.Busy} names the head of the
- *       line (from the watch's own read when the member it waits for is the head; a waiter further back names it
- *       from its next look, not on the look that armed its watch). A try-once that does not hold
- *       deletes its node before answering; a try-once that finds members ahead of it in the children never creates
+ *       line (from the watch's own read when the member it waits for is the head; a waiter further back does not
+ *       name it). Until the watch fires or the connection comes back, every further attempt of that waiter answers
+ *       from that look without a request (the core's safety-net poll costs the server nothing). A try-once that does
+ *       not hold deletes its node before answering; a try-once that finds members ahead of it in the children never
+ *       creates
  *       one.</li>
  *   <li>Release deletes the node. Renewal is one read-only {@code multi} per {@value #RENEW_BATCH} leases (fewer
  *       when their paths are long: a request and its answer stay under 256 KB; ZooKeeper 3.6+): each
@@ -133,12 +135,21 @@ final class ZooKeeperLockBackend implements AnnouncesTurns, ReadWriteModes, Repo
         }
     }
 
-    /** A waiter's place: its node, and the predecessor it watches (one watch at a time). */
+    /**
+     * A waiter's place: its node, the predecessor it watches (one watch at a time), and the busy answer of the look
+     * that left the watch armed. While nothing was heard since that look ({@link #heard} unchanged), the line ahead
+     * is as it was, and an attempt answers from it without a request: the watch, or a reconnection, wakes the waiter.
+     */
     private final class Place implements Watcher {
         final String name;
         final String owner;
         final Node node;
         volatile String watching;
+        /** Counts what may have changed the line since a look: the watch fired, or the connection came back. */
+        final java.util.concurrent.atomic.AtomicLong heard = new java.util.concurrent.atomic.AtomicLong();
+        /** The answer of the last look that left the watch armed, valid while {@link #heard} is {@link #answeredAt}. */
+        volatile AcquireResult.Busy answer;
+        volatile long answeredAt = -1;
 
         Place(String name, String owner, Node node) {
             this.name = name;
@@ -146,11 +157,25 @@ final class ZooKeeperLockBackend implements AnnouncesTurns, ReadWriteModes, Repo
             this.node = node;
         }
 
+        /** The answer kept from the look that armed the watch, if nothing was heard since; else null. */
+        AcquireResult.Busy unchanged() {
+            AcquireResult.Busy a = answer;
+            return a != null && watching != null && answeredAt == heard.get() ? a : null;
+        }
+
+        /** Keeps {@code busy} as the answer while nothing is heard after the look that began at {@code lookedAt}. */
+        AcquireResult.Busy keep(AcquireResult.Busy busy, long lookedAt) {
+            answer = busy;
+            answeredAt = lookedAt;
+            return busy;
+        }
+
         @Override
         public void process(WatchedEvent event) {
             if (event.getType() == Event.EventType.None) {
                 return; // a connection state change: reported through Curator's listener
             }
+            heard.incrementAndGet();
             watching = null;
             ReleaseListener l = releases;
             if (l != null) {
@@ -280,14 +305,23 @@ final class ZooKeeperLockBackend implements AnnouncesTurns, ReadWriteModes, Repo
         return false;
     }
 
+    /**
+     * One attempt, in steps: (1) a waiter whose watch is armed and who heard nothing since its last look answers from
+     * that look, without a request; (2) a try-once that sees members ahead of it answers busy without taking a place;
+     * (3) {@link #look} at the line from the waiter's place, again if the line changed under the read.
+     */
     @Override
     public AcquireResult tryAcquire(AcquireRequest request) {
         String name = request.name();
         String parent = parent(name);
-        boolean tryOnce = request.patience() == AcquireRequest.Patience.TRY_ONCE;
         try {
-            if (tryOnce && !places.containsKey(request)) {
-                List<String> children = children(parent);
+            Place kept = places.get(request);
+            AcquireResult.Busy unchanged = kept == null ? null : kept.unchanged();
+            if (unchanged != null) {
+                return unchanged;                                                           // step 1
+            }
+            if (request.patience() == AcquireRequest.Patience.TRY_ONCE && kept == null) {
+                List<String> children = children(parent);                                  // step 2
                 if (lineAhead(children, request.mode())) {
                     AcquireResult.Busy busy = busy(parent, standing(children, "", request.mode()).head());
                     if (busy != null) {
@@ -297,78 +331,10 @@ final class ZooKeeperLockBackend implements AnnouncesTurns, ReadWriteModes, Repo
                 }
             }
             for (int reread = 0; reread < MAX_REREADS; reread++) {
-                Place place = places.get(request);
-                long sessionNow = currentSession();
-                if (place != null && place.node.sessionId != sessionNow) {
-                    throw placeEndedWithItsSession(request, place);
+                AcquireResult result = look(request, parent);                              // step 3
+                if (result != null) {
+                    return result;
                 }
-                if (place == null) {
-                    place = new Place(name, request.owner(), create(parent, request, sessionNow));
-                    places.put(request, place);
-                    if (closed) {
-                        // close() took its snapshot of the places before this one was kept: withdraw it here
-                        places.remove(request);
-                        deleteQuietly(place.node.path);
-                        throw new LockClientClosedException("acquire of '" + name + "': the lock client was closed"
-                                + " (" + description + ")");
-                    }
-                }
-                String mine = place.node.path.substring(parent.length() + 1);
-                Stat line = new Stat();
-                Standing s = standing(children(parent, line), mine, request.mode());
-                if (!s.present()) {
-                    if (place.node.sessionId != currentSession()) {
-                        throw placeEndedWithItsSession(request, place); // Curator reconnected on a new session meanwhile
-                    }
-                    // deleted under us by hand: take a new place
-                    places.remove(request);
-                    continue;
-                }
-                if (s.holds()) {
-                    places.remove(request);
-                    long token = token(request.mode(), place.node, line);
-                    held.put(new LeaseKey(name, request.owner(), token, request.mode()), place.node);
-                    return new AcquireResult.Granted(token);
-                }
-                if (tryOnce) {
-                    AcquireResult.Busy busy = busy(parent, s.head());
-                    if (busy == null) {
-                        continue; // the head left meanwhile: read the line again
-                    }
-                    places.remove(request);
-                    deleteQuietly(place.node.path);
-                    return busy;
-                }
-                String predecessor = parent + "/" + s.waitFor().node();
-                AcquireResult.Busy busy = null;
-                boolean armed = false;
-                if (!predecessor.equals(place.watching)) {
-                    // a data watch, as Curator's recipe: on a node that left meanwhile it fails with NONODE and leaves
-                    // no watch behind (an exists watch would stay on the server for a path that never comes back)
-                    Stat stat = new Stat();
-                    try {
-                        byte[] data = client.getData().storingStatIn(stat).usingWatcher(place).forPath(predecessor);
-                        place.watching = predecessor; // only once the watch is armed
-                        armed = true;
-                        if (s.waitFor().equals(s.head())) {
-                            busy = busyOf(s.head(), data, stat); // the same read names it
-                        }
-                    } catch (KeeperException.NoNodeException e) {
-                        continue; // it left meanwhile: read the line again
-                    }
-                }
-                if (busy == null && armed) {
-                    // further back in line: the watch just armed wakes this waiter in turn, and the holder is named
-                    // by its next look (the safety net's), not by one more read on every acquisition that waits
-                    return UNNAMED_HOLDER;
-                }
-                if (busy == null) {
-                    busy = busy(parent, s.head());
-                    if (busy == null) {
-                        continue; // the head left meanwhile: read the line again
-                    }
-                }
-                return busy;
             }
             // the line kept changing under every read: no watch is armed, so the core's safety-net poll retries
             return new AcquireResult.Busy(null, -1, null);
@@ -382,6 +348,90 @@ final class ZooKeeperLockBackend implements AnnouncesTurns, ReadWriteModes, Repo
         } catch (Exception e) {
             throw failed("acquire of '" + name + "'", e);
         }
+    }
+
+    /**
+     * One look at the line from the request's place (taken now if it has none): a grant, a busy answer, or null when
+     * the line changed under the read (look again).
+     */
+    private AcquireResult look(AcquireRequest request, String parent) throws Exception {
+        Place place = place(request, parent);
+        long lookedAt = place.heard.get();
+        String mine = place.node.path.substring(parent.length() + 1);
+        Stat line = new Stat();
+        Standing s = standing(children(parent, line), mine, request.mode());
+        if (!s.present()) {
+            if (place.node.sessionId != currentSession()) {
+                throw placeEndedWithItsSession(request, place); // Curator reconnected on a new session meanwhile
+            }
+            places.remove(request); // deleted under us by hand: take a new place
+            return null;
+        }
+        if (s.holds()) {
+            places.remove(request);
+            long token = token(request.mode(), place.node, line);
+            held.put(new LeaseKey(request.name(), request.owner(), token, request.mode()), place.node);
+            return new AcquireResult.Granted(token);
+        }
+        if (request.patience() == AcquireRequest.Patience.TRY_ONCE) {
+            AcquireResult.Busy busy = busy(parent, s.head());
+            if (busy != null) {
+                places.remove(request);
+                deleteQuietly(place.node.path);
+            }
+            return busy; // null: the head left meanwhile, read the line again
+        }
+        return waitBehind(place, parent, s, lookedAt);
+    }
+
+    /** The request's place in line, created now (protected, ephemeral, sequential) if it has none. */
+    private Place place(AcquireRequest request, String parent) throws Exception {
+        Place place = places.get(request);
+        long sessionNow = currentSession();
+        if (place != null && place.node.sessionId != sessionNow) {
+            throw placeEndedWithItsSession(request, place);
+        }
+        if (place == null) {
+            place = new Place(request.name(), request.owner(), create(parent, request, sessionNow));
+            places.put(request, place);
+            if (closed) {
+                // close() took its snapshot of the places before this one was kept: withdraw it here
+                places.remove(request);
+                deleteQuietly(place.node.path);
+                throw new LockClientClosedException("acquire of '" + request.name() + "': the lock client was"
+                        + " closed (" + description + ")");
+            }
+        }
+        return place;
+    }
+
+    /**
+     * A waiter not first in its line: arms its one watch on the member it waits for (unless armed on it already) and
+     * answers busy, kept as the answer of every attempt until something is heard; null if that member left meanwhile.
+     */
+    private AcquireResult.Busy waitBehind(Place place, String parent, Standing s, long lookedAt) throws Exception {
+        String predecessor = parent + "/" + s.waitFor().node();
+        if (predecessor.equals(place.watching)) {
+            // a look after a reconnection: the client set the watch again on the server; name the holder anew
+            AcquireResult.Busy busy = busy(parent, s.head());
+            return busy == null ? null : place.keep(busy, lookedAt);
+        }
+        // a data watch, as Curator's recipe: on a node that left meanwhile it fails with NONODE and leaves no watch
+        // behind (an exists watch would stay on the server for a path that never comes back)
+        Stat stat = new Stat();
+        byte[] data;
+        try {
+            data = client.getData().storingStatIn(stat).usingWatcher(place).forPath(predecessor);
+        } catch (KeeperException.NoNodeException e) {
+            return null; // it left meanwhile: read the line again
+        }
+        place.watching = predecessor; // only once the watch is armed
+        if (place.heard.get() != lookedAt) {
+            place.watching = null; // it fired already (its wake-up is on the board): the next attempt looks again
+        }
+        // the same read names the holder when the member waited for is the head; a waiter further back does not spend
+        // a read on it (a wait that times out says "held by another client")
+        return place.keep(s.waitFor().equals(s.head()) ? busyOf(s.head(), data, stat) : UNNAMED_HOLDER, lookedAt);
     }
 
     /**
@@ -698,12 +748,14 @@ final class ZooKeeperLockBackend implements AnnouncesTurns, ReadWriteModes, Repo
                     knownSession = now;
                     log.info("{}: connected on a new session 0x{}", description, Long.toHexString(now));
                 }
+                heardAll(); // watches may have fired unseen: every waiter looks at its line again, once
                 if (r != null) {
-                    r.resynchronize(); // watches may have fired unseen; waiters read their line again
+                    r.resynchronize();
                 }
             }
             case LOST -> {
                 sessionEnded(s);
+                heardAll();
                 if (r != null) {
                     r.resynchronize();
                 }
@@ -711,6 +763,13 @@ final class ZooKeeperLockBackend implements AnnouncesTurns, ReadWriteModes, Repo
             default -> {
                 // CONNECTED comes before start; READ_ONLY is never asked for
             }
+        }
+    }
+
+    /** Something may have changed every line unseen (a reconnection): no waiter answers from its last look. */
+    private void heardAll() {
+        synchronized (places) {
+            places.values().forEach(p -> p.heard.incrementAndGet());
         }
     }
 
