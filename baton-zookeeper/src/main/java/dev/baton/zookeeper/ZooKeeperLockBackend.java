@@ -44,7 +44,14 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Consumer;
 
 /**
  * ZooKeeper locks over a {@link CuratorFramework}. See {@link ZooKeeperLocks} for the guarantees.
@@ -119,6 +126,15 @@ final class ZooKeeperLockBackend implements AnnouncesTurns, ReadWriteModes, Repo
     /** The session whose loss was reported (so it is reported once). */
     private volatile long lostSession;
     private volatile boolean closed;
+    /**
+     * Runs the blocking Curator calls of acquire, release, check and withdrawal, so their caller waits at most the
+     * connection timeout for an answer (Curator's own retries wait that long for a connection per retry).
+     */
+    private final ExecutorService calls = Executors.newCachedThreadPool(r -> {
+        Thread t = new Thread(r, "baton-zookeeper-call");
+        t.setDaemon(true);
+        return t;
+    });
 
     /** A member node of this client: its path, its czxid (an exclusive grant's token) and its session. */
     static final class Node {
@@ -243,6 +259,46 @@ final class ZooKeeperLockBackend implements AnnouncesTurns, ReadWriteModes, Repo
             Thread.currentThread().interrupt();
         }
         return new LockBackendException(description, what + " failed: " + e, e);
+    }
+
+    /** A blocking Curator call. */
+    private interface Call<T> {
+        T run() throws Exception;
+    }
+
+    /**
+     * Runs {@code call} and waits for its answer at most the Curator client's connection timeout: the bound of every
+     * request, whatever the network does. Without an answer by then it throws, and the call goes on in the
+     * background; {@code late} (if any) gets a result that comes after. An interrupted wait abandons it the same way.
+     */
+    private <T> T bounded(String what, Call<T> call, Consumer<T> late) throws Exception {
+        CompletableFuture<T> answer = new CompletableFuture<>();
+        calls.execute(() -> {
+            try {
+                T result = call.run();
+                if (!answer.complete(result) && late != null && result != null) {
+                    late.accept(result);
+                }
+            } catch (Throwable e) {
+                answer.completeExceptionally(e);
+            }
+        });
+        long bound = client.getZookeeperClient().getConnectionTimeoutMs();
+        try {
+            return answer.get(bound, TimeUnit.MILLISECONDS);
+        } catch (ExecutionException e) {
+            throw e.getCause() instanceof Exception cause ? cause : e;
+        } catch (TimeoutException | InterruptedException e) {
+            if (!answer.completeExceptionally(e)) {
+                return answer.join(); // answered just now
+            }
+            if (e instanceof InterruptedException) {
+                throw e;
+            }
+            throw new LockBackendException(description, what + ": no answer from ZooKeeper within " + bound
+                    + " ms (the connection timeout); " + (connected() ? "the connection looks open, the network may"
+                    + " be cut" : "not connected"), null);
+        }
     }
 
     private static String owner(byte[] data) {
@@ -377,7 +433,7 @@ final class ZooKeeperLockBackend implements AnnouncesTurns, ReadWriteModes, Repo
             AcquireResult.Busy busy = busy(parent, s.head());
             if (busy != null) {
                 places.remove(request);
-                deleteQuietly(place.node.path);
+                deleteQuietly(place.node.path, place.node);
             }
             return busy; // null: the head left meanwhile, read the line again
         }
@@ -392,7 +448,10 @@ final class ZooKeeperLockBackend implements AnnouncesTurns, ReadWriteModes, Repo
             throw placeEndedWithItsSession(request, place);
         }
         if (place == null) {
-            place = new Place(request.name(), request.owner(), create(parent, request, sessionNow));
+            // a create that answers after the bound made a place nobody keeps: deleted then
+            Node created = bounded("acquire of '" + request.name() + "'", () -> create(parent, request, sessionNow),
+                    this::deleteOwn);
+            place = new Place(request.name(), request.owner(), created);
             places.put(request, place);
             if (closed) {
                 // close() took its snapshot of the places before this one was kept: withdraw it here
@@ -421,7 +480,8 @@ final class ZooKeeperLockBackend implements AnnouncesTurns, ReadWriteModes, Repo
         Stat stat = new Stat();
         byte[] data;
         try {
-            data = client.getData().storingStatIn(stat).usingWatcher(place).forPath(predecessor);
+            data = bounded("acquire of '" + place.name + "'",
+                    () -> client.getData().storingStatIn(stat).usingWatcher(place).forPath(predecessor), null);
         } catch (KeeperException.NoNodeException e) {
             return null; // it left meanwhile: read the line again
         }
@@ -454,7 +514,8 @@ final class ZooKeeperLockBackend implements AnnouncesTurns, ReadWriteModes, Repo
     /** The parent's children, and its stat in {@code stat} (left as is if the parent does not exist). */
     private List<String> children(String parent, Stat stat) throws Exception {
         try {
-            return client.getChildren().storingStatIn(stat).forPath(parent);
+            return bounded("reading the line of " + parent, () -> client.getChildren().storingStatIn(stat)
+                    .forPath(parent), null);
         } catch (KeeperException.NoNodeException e) {
             return List.of();
         }
@@ -509,7 +570,8 @@ final class ZooKeeperLockBackend implements AnnouncesTurns, ReadWriteModes, Repo
         }
         Stat stat = new Stat();
         try {
-            byte[] data = client.getData().storingStatIn(stat).forPath(parent + "/" + head.node());
+            byte[] data = bounded("reading the head of " + parent,
+                    () -> client.getData().storingStatIn(stat).forPath(parent + "/" + head.node()), null);
             return busyOf(head, data, stat);
         } catch (KeeperException.NoNodeException e) {
             return null;
@@ -525,13 +587,24 @@ final class ZooKeeperLockBackend implements AnnouncesTurns, ReadWriteModes, Repo
     }
 
     private void deleteQuietly(String path) {
+        deleteQuietly(path, null);
+    }
+
+    /**
+     * Deletes a node, waiting for the answer at most the connection timeout; a node of this client ({@code node} not
+     * null) that could not be deleted is deleted when the connection returns on its session.
+     */
+    private void deleteQuietly(String path, Node node) {
         boolean interrupted = Thread.interrupted();
         try {
-            client.delete().forPath(path);
+            bounded("deleting " + path, () -> client.delete().forPath(path), null);
         } catch (KeeperException.NoNodeException e) {
             // already gone
         } catch (Exception e) {
-            log.debug("could not delete {}; it ends with its session", path, e);
+            if (node != null) {
+                pendingDeletes.add(node);
+            }
+            log.debug("could not delete {} now; it goes when the connection returns, or with its session", path, e);
         } finally {
             if (interrupted) {
                 Thread.currentThread().interrupt();
@@ -543,7 +616,7 @@ final class ZooKeeperLockBackend implements AnnouncesTurns, ReadWriteModes, Repo
     public void withdraw(AcquireRequest request) {
         Place place = places.remove(request);
         if (place != null) {
-            deleteQuietly(place.node.path);
+            deleteQuietly(place.node.path, place.node);
             unwatch(place);
         }
     }
@@ -587,7 +660,8 @@ final class ZooKeeperLockBackend implements AnnouncesTurns, ReadWriteModes, Repo
                     + " the session", null);
         }
         try {
-            client.delete().forPath(node.path);
+            bounded("release of '" + lease.name() + "' (token " + lease.token() + ")",
+                    () -> client.delete().forPath(node.path), null);
             held.remove(lease, node);
             return true;
         } catch (KeeperException.NoNodeException e) {
@@ -668,8 +742,10 @@ final class ZooKeeperLockBackend implements AnnouncesTurns, ReadWriteModes, Repo
         }
         requireConnected("check of '" + lease.name() + "'");
         try {
-            Stat stat = client.checkExists().forPath(n.path);
+            Stat stat = bounded("check of '" + lease.name() + "'", () -> client.checkExists().forPath(n.path), null);
             return stat != null && stat.getEphemeralOwner() == currentSession() && stat.getCzxid() == n.czxid;
+        } catch (LockBackendException e) {
+            throw e;
         } catch (Exception e) {
             throw failed("check of '" + lease.name() + "'", e);
         }
@@ -893,8 +969,9 @@ final class ZooKeeperLockBackend implements AnnouncesTurns, ReadWriteModes, Repo
             places.clear();
         }
         for (Place p : toWithdraw) {
-            deleteQuietly(p.node.path);
+            deleteOwn(p.node); // in the background: closing waits for no answer (a session that ends deletes it too)
         }
+        calls.shutdown();
         if (ownsClient) {
             client.close();
         }

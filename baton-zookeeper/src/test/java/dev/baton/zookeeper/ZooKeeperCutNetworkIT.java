@@ -59,10 +59,15 @@ class ZooKeeperCutNetworkIT {
     }
 
     private Own own(Duration session, Duration lease, Duration renewInterval) {
+        return own(session, lease, renewInterval, Duration.ofSeconds(5));
+    }
+
+    private Own own(Duration session, Duration lease, Duration renewInterval, Duration connectionTimeout) {
         FaultProxy proxy = new FaultProxy(TestServers.ZOOKEEPER_HOST, TestServers.ZOOKEEPER_PORT);
         CuratorFramework curator = CuratorFrameworkFactory.builder()
                 .connectString("127.0.0.1:" + proxy.port()).sessionTimeoutMs((int) session.toMillis())
-                .connectionTimeoutMs(5000).retryPolicy(new BoundedExponentialBackoffRetry(50, 500, 3)).build();
+                .connectionTimeoutMs((int) connectionTimeout.toMillis())
+                .retryPolicy(new BoundedExponentialBackoffRetry(50, 500, 3)).build();
         curator.start();
         LockClient client = ZooKeeperLocks.builder(curator).rootPath(fixture.root()).leaseTime(lease)
                 .renewInterval(renewInterval).build();
@@ -107,6 +112,53 @@ class ZooKeeperCutNetworkIT {
             assertThat(next.get().fencingToken()).isGreaterThan(held.fencingToken());
             next.get().close();
             held.close();
+        }
+    }
+
+    /** How long a call took, in milliseconds, whether it returned or threw. */
+    private static long millisOf(Runnable call) {
+        long t0 = System.nanoTime();
+        try {
+            call.run();
+        } catch (RuntimeException e) {
+            System.out.printf("[zookeeper]   (threw %s: %s)%n", e.getClass().getSimpleName(), e.getMessage());
+        }
+        return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
+    }
+
+    /**
+     * With its network black-holed (a 20 s session, so it lives through the test; the Curator client's connection
+     * timeout 2 s), each call of a client returned only after Curator's retries had each waited out the connection
+     * timeout (about 23 s for tryAcquire, checkValid and close). Each returns within its own bound plus the connection
+     * timeout, the bound of one request that gets no answer; the slack is for a loaded machine.
+     */
+    @Test
+    void callsOfAClientWhoseNetworkIsCutReturnWithinTheConnectionTimeout() throws Exception {
+        String name = unique("cut-calls");
+        long bound = 2000;
+        long slack = 2000;
+        Own a = own(Duration.ofSeconds(20), Duration.ofSeconds(20), Duration.ofSeconds(5), Duration.ofMillis(bound));
+        try (a; LockClient b = fixture.newClient(ClientConfig.defaults())) {
+            Lease held = a.client().lock(name).acquire(Duration.ofSeconds(5));
+            Lease busy = b.lock(name + "-busy").acquire(Duration.ofSeconds(5));
+            a.proxy().fault(FaultProxy.Mode.BLACKHOLE);
+            long tryFree = millisOf(() -> a.client().lock(name + "-free").tryAcquire().ifPresent(Lease::close));
+            long tryBusy = millisOf(() -> a.client().lock(name + "-busy").tryAcquire().ifPresent(Lease::close));
+            long check = millisOf(held::checkValid);
+            long acquire = millisOf(() -> a.client().lock(name + "-busy").acquire(Duration.ofSeconds(1)).close());
+            long release = millisOf(held::close);
+            long close = millisOf(a.client()::close);
+            System.out.printf("[zookeeper] network cut, connection timeout %d ms: tryAcquire (free) %d ms, tryAcquire"
+                    + " (busy) %d ms, checkValid %d ms, acquire(1 s) %d ms, release %d ms, close %d ms%n", bound,
+                    tryFree, tryBusy, check, acquire, release, close);
+            assertThat(tryFree).as("tryAcquire of a free lock").isLessThan(bound + slack);
+            assertThat(tryBusy).as("tryAcquire of a busy lock").isLessThan(bound + slack);
+            assertThat(check).as("checkValid").isLessThan(bound + slack);
+            assertThat(acquire).as("acquire(1 s)").isLessThan(1000 + bound + slack);
+            assertThat(release).as("release").isLessThan(bound + slack);
+            assertThat(close).as("close").isLessThan(bound + slack);
+            a.proxy().heal();
+            busy.close();
         }
     }
 }
