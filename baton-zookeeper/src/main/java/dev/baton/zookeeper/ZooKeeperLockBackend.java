@@ -968,8 +968,28 @@ final class ZooKeeperLockBackend implements AnnouncesTurns, ReadWriteModes, Repo
             toWithdraw = new ArrayList<>(places.values());
             places.clear();
         }
+        // every place's delete at once; closing waits for their answers at most one connection timeout in all
+        List<CompletableFuture<Void>> deletes = new ArrayList<>();
         for (Place p : toWithdraw) {
-            deleteOwn(p.node); // in the background: closing waits for no answer (a session that ends deletes it too)
+            deletes.add(CompletableFuture.runAsync(() -> {
+                try {
+                    client.delete().forPath(p.node.path);
+                } catch (Exception e) {
+                    log.debug("could not delete {} while closing; it ends with its session", p.node.path, e);
+                }
+            }, calls));
+        }
+        boolean interrupted = Thread.interrupted();
+        try {
+            CompletableFuture.allOf(deletes.toArray(new CompletableFuture[0]))
+                    .get(client.getZookeeperClient().getConnectionTimeoutMs(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException | ExecutionException | TimeoutException e) {
+            log.debug("{}: closing without the answer to every withdrawal; a node left ends with its session",
+                    description, e);
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
         }
         calls.shutdown();
         if (ownsClient) {
