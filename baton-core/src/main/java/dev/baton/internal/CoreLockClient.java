@@ -16,6 +16,7 @@ import dev.baton.spi.AcquireRequest;
 import dev.baton.spi.AcquireResult;
 import dev.baton.spi.AnnouncesTurns;
 import dev.baton.spi.BlockingWait;
+import dev.baton.spi.ClearsLostGrants;
 import dev.baton.spi.ClientSettings;
 import dev.baton.spi.ConfirmsGrants;
 import dev.baton.spi.LeaseKey;
@@ -574,8 +575,12 @@ public final class CoreLockClient implements LockClient {
                     h.extendDeadline(deadline);
                 } else if (h.state() == Hold.State.HELD) {
                     // an answer that came after the deadline: the lease had lapsed here first (isValid() was false)
-                    h.markLost(now() - h.deadlineNanos() >= 0 ? deadlineReason()
-                            : "the server no longer shows this grant (it expired there or was taken over)", null);
+                    boolean lapsed = now() - h.deadlineNanos() >= 0;
+                    if (h.markLost(lapsed ? deadlineReason()
+                            : "the server no longer shows this grant (it expired there or was taken over)", null)
+                            && lapsed) {
+                        clearLost(h);
+                    }
                 }
             }
         } catch (RuntimeException e) {
@@ -678,12 +683,24 @@ public final class CoreLockClient implements LockClient {
         try {
             long now = now();
             for (Hold h : holds.values()) {
-                if (h.state() == Hold.State.HELD && now - h.deadlineNanos() >= 0) {
-                    h.markLost(deadlineReason(), null);
+                if (h.state() == Hold.State.HELD && now - h.deadlineNanos() >= 0 && h.markLost(deadlineReason(), null)) {
+                    clearLost(h);
                 }
             }
         } catch (RuntimeException e) {
             log.error("unexpected error in lease watchdog on {}", description, e);
+        }
+    }
+
+    /** A lease lost by its deadline: a backend whose server may keep the grant longer clears it now. */
+    private void clearLost(Hold h) {
+        if (backend instanceof ClearsLostGrants clearing) {
+            try {
+                clearing.lost(h.key);
+            } catch (RuntimeException e) {
+                log.warn("clearing lost lease '{}' (token {}) on {} failed; it is cleared when the lease is closed",
+                        h.key.name(), h.key.token(), description, e);
+            }
         }
     }
 

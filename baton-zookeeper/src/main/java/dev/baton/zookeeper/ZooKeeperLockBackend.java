@@ -7,6 +7,7 @@ import dev.baton.LockInfo;
 import dev.baton.spi.AcquireRequest;
 import dev.baton.spi.AcquireResult;
 import dev.baton.spi.AnnouncesTurns;
+import dev.baton.spi.ClearsLostGrants;
 import dev.baton.spi.LeaseKey;
 import dev.baton.spi.LockMode;
 import dev.baton.spi.NotifiesReleases;
@@ -43,7 +44,14 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Consumer;
 
 /**
  * ZooKeeper locks over a {@link CuratorFramework}. See {@link ZooKeeperLocks} for the guarantees.
@@ -59,26 +67,36 @@ import java.util.concurrent.ConcurrentHashMap;
  *       read and write members ({@code r}, {@code w}) another, so a plain lock and a read-write lock of one name
  *       are two locks. An exclusive member or a writer holds when it is first in its line; a reader holds when no
  *       writer is ahead of it.</li>
- *   <li>Holding: granted with token = {@code czxid}, and no watch of its own (the renewal reads its node). Not
+ *   <li>Holding: granted with token = {@code czxid} for an exclusive member, and for a read-write member the
+ *       parent's {@code pzxid} in the read that showed the grant (see {@link #token}); no watch of its own (the
+ *       renewal reads its node). Not
  *       holding: a data watch on the one member it waits for (its predecessor; a reader, the nearest writer ahead),
  *       which wakes the core's waiter when it changes — no herd; and {@link AcquireResult.Busy} names the head of the
- *       line (from the watch's own read when the member it waits for is the head; a waiter further back names it
- *       from its next look, not on the look that armed its watch). A try-once that does not hold
- *       deletes its node before answering; a try-once that finds members ahead of it in the children never creates
+ *       line (from the watch's own read when the member it waits for is the head; a waiter further back does not
+ *       name it). Until the watch fires or the connection comes back, every further attempt of that waiter answers
+ *       from that look without a request (the core's safety-net poll costs the server nothing). A try-once that does
+ *       not hold deletes its node before answering; a try-once that finds members ahead of it in the children never
+ *       creates
  *       one.</li>
  *   <li>Release deletes the node. Renewal is one read-only {@code multi} per {@value #RENEW_BATCH} leases (fewer
  *       when their paths are long: a request and its answer stay under 256 KB; ZooKeeper 3.6+): each
- *       lease is renewed only if the server shows its node, on the current session, with the lease's {@code czxid};
+ *       lease is renewed only if the server shows its node, on the current session, with its node's {@code czxid};
  *       a node deleted under its holder (by hand, or an operator's forced release) is lost at the next renewal.</li>
  * </ol>
  *
  * <p><b>Session.</b> Curator's connection states are reported to the core ({@link ReportsSessionState}):
  * SUSPENDED → suspended; RECONNECTED on the same session → resumed (each lease confirmed by {@link #confirm}: its node
- * exists, its {@code ephemeralOwner} is the current session and its {@code czxid} the token); LOST, or a
+ * exists, its {@code ephemeralOwner} is the current session and its {@code czxid} the node's); LOST, or a
  * reconnection on another session → session lost. A release that cannot reach the server keeps the node to be
  * deleted when the connection returns on the same session; a lost session deleted it already.
+ *
+ * <p><b>A lease lost while its session lives</b> (its deadline passed during a disconnection shorter than the
+ * session timeout): the core says so ({@link ClearsLostGrants#lost}) and the node is deleted in the background as
+ * soon as the server answers — only if it still shows the node on its session with its {@code czxid}, at the version
+ * read — or, if the connection drops first, when it returns on the same session. The lock is free for the next in
+ * line then, not when the application closes the lost lease.
  */
-final class ZooKeeperLockBackend implements AnnouncesTurns, ReadWriteModes, ReportsSessionState {
+final class ZooKeeperLockBackend implements AnnouncesTurns, ReadWriteModes, ReportsSessionState, ClearsLostGrants {
     private static final Logger log = LoggerFactory.getLogger(ZooKeeperLockBackend.class);
     /** Held nodes read by one renewal request (a read-only multi), at most. */
     static final int RENEW_BATCH = 1_000;
@@ -108,8 +126,17 @@ final class ZooKeeperLockBackend implements AnnouncesTurns, ReadWriteModes, Repo
     /** The session whose loss was reported (so it is reported once). */
     private volatile long lostSession;
     private volatile boolean closed;
+    /**
+     * Runs the blocking Curator calls of acquire, release, check and withdrawal, so their caller waits at most the
+     * connection timeout for an answer (Curator's own retries wait that long for a connection per retry).
+     */
+    private final ExecutorService calls = Executors.newCachedThreadPool(r -> {
+        Thread t = new Thread(r, "baton-zookeeper-call");
+        t.setDaemon(true);
+        return t;
+    });
 
-    /** A member node of this client: its path, its czxid (the token) and the session it lives in. */
+    /** A member node of this client: its path, its czxid (an exclusive grant's token) and its session. */
     static final class Node {
         final String path;
         final long czxid;
@@ -124,12 +151,21 @@ final class ZooKeeperLockBackend implements AnnouncesTurns, ReadWriteModes, Repo
         }
     }
 
-    /** A waiter's place: its node, and the predecessor it watches (one watch at a time). */
+    /**
+     * A waiter's place: its node, the predecessor it watches (one watch at a time), and the busy answer of the look
+     * that left the watch armed. While nothing was heard since that look ({@link #heard} unchanged), the line ahead
+     * is as it was, and an attempt answers from it without a request: the watch, or a reconnection, wakes the waiter.
+     */
     private final class Place implements Watcher {
         final String name;
         final String owner;
         final Node node;
         volatile String watching;
+        /** Counts what may have changed the line since a look: the watch fired, or the connection came back. */
+        final java.util.concurrent.atomic.AtomicLong heard = new java.util.concurrent.atomic.AtomicLong();
+        /** The answer of the last look that left the watch armed, valid while {@link #heard} is {@link #answeredAt}. */
+        volatile AcquireResult.Busy answer;
+        volatile long answeredAt = -1;
 
         Place(String name, String owner, Node node) {
             this.name = name;
@@ -137,11 +173,25 @@ final class ZooKeeperLockBackend implements AnnouncesTurns, ReadWriteModes, Repo
             this.node = node;
         }
 
+        /** The answer kept from the look that armed the watch, if nothing was heard since; else null. */
+        AcquireResult.Busy unchanged() {
+            AcquireResult.Busy a = answer;
+            return a != null && watching != null && answeredAt == heard.get() ? a : null;
+        }
+
+        /** Keeps {@code busy} as the answer while nothing is heard after the look that began at {@code lookedAt}. */
+        AcquireResult.Busy keep(AcquireResult.Busy busy, long lookedAt) {
+            answer = busy;
+            answeredAt = lookedAt;
+            return busy;
+        }
+
         @Override
         public void process(WatchedEvent event) {
             if (event.getType() == Event.EventType.None) {
                 return; // a connection state change: reported through Curator's listener
             }
+            heard.incrementAndGet();
             watching = null;
             ReleaseListener l = releases;
             if (l != null) {
@@ -211,6 +261,46 @@ final class ZooKeeperLockBackend implements AnnouncesTurns, ReadWriteModes, Repo
         return new LockBackendException(description, what + " failed: " + e, e);
     }
 
+    /** A blocking Curator call. */
+    private interface Call<T> {
+        T run() throws Exception;
+    }
+
+    /**
+     * Runs {@code call} and waits for its answer at most the Curator client's connection timeout: the bound of every
+     * request, whatever the network does. Without an answer by then it throws, and the call goes on in the
+     * background; {@code late} (if any) gets a result that comes after. An interrupted wait abandons it the same way.
+     */
+    private <T> T bounded(String what, Call<T> call, Consumer<T> late) throws Exception {
+        CompletableFuture<T> answer = new CompletableFuture<>();
+        calls.execute(() -> {
+            try {
+                T result = call.run();
+                if (!answer.complete(result) && late != null && result != null) {
+                    late.accept(result);
+                }
+            } catch (Throwable e) {
+                answer.completeExceptionally(e);
+            }
+        });
+        long bound = client.getZookeeperClient().getConnectionTimeoutMs();
+        try {
+            return answer.get(bound, TimeUnit.MILLISECONDS);
+        } catch (ExecutionException e) {
+            throw e.getCause() instanceof Exception cause ? cause : e;
+        } catch (TimeoutException | InterruptedException e) {
+            if (!answer.completeExceptionally(e)) {
+                return answer.join(); // answered just now
+            }
+            if (e instanceof InterruptedException) {
+                throw e;
+            }
+            throw new LockBackendException(description, what + ": no answer from ZooKeeper within " + bound
+                    + " ms (the connection timeout); " + (connected() ? "the connection looks open, the network may"
+                    + " be cut" : "not connected"), null);
+        }
+    }
+
     private static String owner(byte[] data) {
         return data == null ? null : new String(data, StandardCharsets.UTF_8);
     }
@@ -271,14 +361,23 @@ final class ZooKeeperLockBackend implements AnnouncesTurns, ReadWriteModes, Repo
         return false;
     }
 
+    /**
+     * One attempt, in steps: (1) a waiter whose watch is armed and who heard nothing since its last look answers from
+     * that look, without a request; (2) a try-once that sees members ahead of it answers busy without taking a place;
+     * (3) {@link #look} at the line from the waiter's place, again if the line changed under the read.
+     */
     @Override
     public AcquireResult tryAcquire(AcquireRequest request) {
         String name = request.name();
         String parent = parent(name);
-        boolean tryOnce = request.patience() == AcquireRequest.Patience.TRY_ONCE;
         try {
-            if (tryOnce && !places.containsKey(request)) {
-                List<String> children = children(parent);
+            Place kept = places.get(request);
+            AcquireResult.Busy unchanged = kept == null ? null : kept.unchanged();
+            if (unchanged != null) {
+                return unchanged;                                                           // step 1
+            }
+            if (request.patience() == AcquireRequest.Patience.TRY_ONCE && kept == null) {
+                List<String> children = children(parent);                                  // step 2
                 if (lineAhead(children, request.mode())) {
                     AcquireResult.Busy busy = busy(parent, standing(children, "", request.mode()).head());
                     if (busy != null) {
@@ -288,77 +387,10 @@ final class ZooKeeperLockBackend implements AnnouncesTurns, ReadWriteModes, Repo
                 }
             }
             for (int reread = 0; reread < MAX_REREADS; reread++) {
-                Place place = places.get(request);
-                long sessionNow = currentSession();
-                if (place != null && place.node.sessionId != sessionNow) {
-                    throw placeEndedWithItsSession(request, place);
+                AcquireResult result = look(request, parent);                              // step 3
+                if (result != null) {
+                    return result;
                 }
-                if (place == null) {
-                    place = new Place(name, request.owner(), create(parent, request, sessionNow));
-                    places.put(request, place);
-                    if (closed) {
-                        // close() took its snapshot of the places before this one was kept: withdraw it here
-                        places.remove(request);
-                        deleteQuietly(place.node.path);
-                        throw new LockClientClosedException("acquire of '" + name + "': the lock client was closed"
-                                + " (" + description + ")");
-                    }
-                }
-                String mine = place.node.path.substring(parent.length() + 1);
-                Standing s = standing(children(parent), mine, request.mode());
-                if (!s.present()) {
-                    if (place.node.sessionId != currentSession()) {
-                        throw placeEndedWithItsSession(request, place); // Curator reconnected on a new session meanwhile
-                    }
-                    // deleted under us by hand: take a new place
-                    places.remove(request);
-                    continue;
-                }
-                if (s.holds()) {
-                    places.remove(request);
-                    LeaseKey key = new LeaseKey(name, request.owner(), place.node.czxid, request.mode());
-                    held.put(key, place.node);
-                    return new AcquireResult.Granted(place.node.czxid);
-                }
-                if (tryOnce) {
-                    AcquireResult.Busy busy = busy(parent, s.head());
-                    if (busy == null) {
-                        continue; // the head left meanwhile: read the line again
-                    }
-                    places.remove(request);
-                    deleteQuietly(place.node.path);
-                    return busy;
-                }
-                String predecessor = parent + "/" + s.waitFor().node();
-                AcquireResult.Busy busy = null;
-                boolean armed = false;
-                if (!predecessor.equals(place.watching)) {
-                    // a data watch, as Curator's recipe: on a node that left meanwhile it fails with NONODE and leaves
-                    // no watch behind (an exists watch would stay on the server for a path that never comes back)
-                    Stat stat = new Stat();
-                    try {
-                        byte[] data = client.getData().storingStatIn(stat).usingWatcher(place).forPath(predecessor);
-                        place.watching = predecessor; // only once the watch is armed
-                        armed = true;
-                        if (s.waitFor().equals(s.head())) {
-                            busy = new AcquireResult.Busy(owner(data), stat.getCzxid(), null); // the same read names it
-                        }
-                    } catch (KeeperException.NoNodeException e) {
-                        continue; // it left meanwhile: read the line again
-                    }
-                }
-                if (busy == null && armed) {
-                    // further back in line: the watch just armed wakes this waiter in turn, and the holder is named
-                    // by its next look (the safety net's), not by one more read on every acquisition that waits
-                    return UNNAMED_HOLDER;
-                }
-                if (busy == null) {
-                    busy = busy(parent, s.head());
-                    if (busy == null) {
-                        continue; // the head left meanwhile: read the line again
-                    }
-                }
-                return busy;
             }
             // the line kept changing under every read: no watch is armed, so the core's safety-net poll retries
             return new AcquireResult.Busy(null, -1, null);
@@ -375,6 +407,94 @@ final class ZooKeeperLockBackend implements AnnouncesTurns, ReadWriteModes, Repo
     }
 
     /**
+     * One look at the line from the request's place (taken now if it has none): a grant, a busy answer, or null when
+     * the line changed under the read (look again).
+     */
+    private AcquireResult look(AcquireRequest request, String parent) throws Exception {
+        Place place = place(request, parent);
+        long lookedAt = place.heard.get();
+        String mine = place.node.path.substring(parent.length() + 1);
+        Stat line = new Stat();
+        Standing s = standing(children(parent, line), mine, request.mode());
+        if (!s.present()) {
+            if (place.node.sessionId != currentSession()) {
+                throw placeEndedWithItsSession(request, place); // Curator reconnected on a new session meanwhile
+            }
+            places.remove(request); // deleted under us by hand: take a new place
+            return null;
+        }
+        if (s.holds()) {
+            places.remove(request);
+            long token = token(request.mode(), place.node, line);
+            held.put(new LeaseKey(request.name(), request.owner(), token, request.mode()), place.node);
+            return new AcquireResult.Granted(token);
+        }
+        if (request.patience() == AcquireRequest.Patience.TRY_ONCE) {
+            AcquireResult.Busy busy = busy(parent, s.head());
+            if (busy != null) {
+                places.remove(request);
+                deleteQuietly(place.node.path, place.node);
+            }
+            return busy; // null: the head left meanwhile, read the line again
+        }
+        return waitBehind(place, parent, s, lookedAt);
+    }
+
+    /** The request's place in line, created now (protected, ephemeral, sequential) if it has none. */
+    private Place place(AcquireRequest request, String parent) throws Exception {
+        Place place = places.get(request);
+        long sessionNow = currentSession();
+        if (place != null && place.node.sessionId != sessionNow) {
+            throw placeEndedWithItsSession(request, place);
+        }
+        if (place == null) {
+            // a create that answers after the bound made a place nobody keeps: deleted then
+            Node created = bounded("acquire of '" + request.name() + "'", () -> create(parent, request, sessionNow),
+                    this::deleteOwn);
+            place = new Place(request.name(), request.owner(), created);
+            places.put(request, place);
+            if (closed) {
+                // close() took its snapshot of the places before this one was kept: withdraw it here
+                places.remove(request);
+                deleteQuietly(place.node.path);
+                throw new LockClientClosedException("acquire of '" + request.name() + "': the lock client was"
+                        + " closed (" + description + ")");
+            }
+        }
+        return place;
+    }
+
+    /**
+     * A waiter not first in its line: arms its one watch on the member it waits for (unless armed on it already) and
+     * answers busy, kept as the answer of every attempt until something is heard; null if that member left meanwhile.
+     */
+    private AcquireResult.Busy waitBehind(Place place, String parent, Standing s, long lookedAt) throws Exception {
+        String predecessor = parent + "/" + s.waitFor().node();
+        if (predecessor.equals(place.watching)) {
+            // a look after a reconnection: the client set the watch again on the server; name the holder anew
+            AcquireResult.Busy busy = busy(parent, s.head());
+            return busy == null ? null : place.keep(busy, lookedAt);
+        }
+        // a data watch, as Curator's recipe: on a node that left meanwhile it fails with NONODE and leaves no watch
+        // behind (an exists watch would stay on the server for a path that never comes back)
+        Stat stat = new Stat();
+        byte[] data;
+        try {
+            data = bounded("acquire of '" + place.name + "'",
+                    () -> client.getData().storingStatIn(stat).usingWatcher(place).forPath(predecessor), null);
+        } catch (KeeperException.NoNodeException e) {
+            return null; // it left meanwhile: read the line again
+        }
+        place.watching = predecessor; // only once the watch is armed
+        if (place.heard.get() != lookedAt) {
+            place.watching = null; // it fired already (its wake-up is on the board): the next attempt looks again
+        }
+        // the same read names the holder when the member waited for is the head; a waiter further back does not spend
+        // a read on it (a wait that times out says "held by another client")
+        return place.keep(s.waitFor().equals(s.head()) ? busyOf(s.head(), data, stat) : UNNAMED_HOLDER, lookedAt);
+    }
+
+    /**
      * A waiter's node ended with its session, which the server may have made the holder meanwhile (a waiter paused or
      * cut off when its predecessor left): the acquisition fails saying so — never "not granted", and never a silent new
      * place at the back of the line.
@@ -388,11 +508,29 @@ final class ZooKeeperLockBackend implements AnnouncesTurns, ReadWriteModes, Repo
     }
 
     private List<String> children(String parent) throws Exception {
+        return children(parent, new Stat());
+    }
+
+    /** The parent's children, and its stat in {@code stat} (left as is if the parent does not exist). */
+    private List<String> children(String parent, Stat stat) throws Exception {
         try {
-            return client.getChildren().forPath(parent);
+            return bounded("reading the line of " + parent, () -> client.getChildren().storingStatIn(stat)
+                    .forPath(parent), null);
         } catch (KeeperException.NoNodeException e) {
             return List.of();
         }
+    }
+
+    /**
+     * The fencing token of a grant seen in the read that showed {@code line} (the parent's stat). An exclusive
+     * member holds from its create on, or from its predecessor's delete, in line order: its {@code czxid}. A member of
+     * a read-write line may be granted together with others (readers behind one writer) and learn of it late: its
+     * token is the zxid of the line's last change when its grant was seen (the parent's {@code pzxid}, at least its
+     * own {@code czxid}), so it is never lower than a grant the server answered before, and a writer, seen only after
+     * every member ahead of it was deleted, gets a token above all of theirs. Readers that hold together may share one.
+     */
+    private static long token(LockMode mode, Node node, Stat line) {
+        return mode == LockMode.EXCLUSIVE ? node.czxid : Math.max(node.czxid, line.getPzxid());
     }
 
     /**
@@ -432,21 +570,41 @@ final class ZooKeeperLockBackend implements AnnouncesTurns, ReadWriteModes, Repo
         }
         Stat stat = new Stat();
         try {
-            byte[] data = client.getData().storingStatIn(stat).forPath(parent + "/" + head.node());
-            return new AcquireResult.Busy(owner(data), stat.getCzxid(), null);
+            byte[] data = bounded("reading the head of " + parent,
+                    () -> client.getData().storingStatIn(stat).forPath(parent + "/" + head.node()), null);
+            return busyOf(head, data, stat);
         } catch (KeeperException.NoNodeException e) {
             return null;
         }
     }
 
+    /**
+     * The busy answer naming the head of a line from its node's data and stat: with its token if that is its
+     * {@code czxid} (an exclusive member); a read-write member's token was fixed when its grant was seen, by its client.
+     */
+    private static AcquireResult.Busy busyOf(ZooKeeperNames.Member head, byte[] data, Stat stat) {
+        return new AcquireResult.Busy(owner(data), head.mode() == LockMode.EXCLUSIVE ? stat.getCzxid() : -1, null);
+    }
+
     private void deleteQuietly(String path) {
+        deleteQuietly(path, null);
+    }
+
+    /**
+     * Deletes a node, waiting for the answer at most the connection timeout; a node of this client ({@code node} not
+     * null) that could not be deleted is deleted when the connection returns on its session.
+     */
+    private void deleteQuietly(String path, Node node) {
         boolean interrupted = Thread.interrupted();
         try {
-            client.delete().forPath(path);
+            bounded("deleting " + path, () -> client.delete().forPath(path), null);
         } catch (KeeperException.NoNodeException e) {
             // already gone
         } catch (Exception e) {
-            log.debug("could not delete {}; it ends with its session", path, e);
+            if (node != null) {
+                pendingDeletes.add(node);
+            }
+            log.debug("could not delete {} now; it goes when the connection returns, or with its session", path, e);
         } finally {
             if (interrupted) {
                 Thread.currentThread().interrupt();
@@ -458,7 +616,7 @@ final class ZooKeeperLockBackend implements AnnouncesTurns, ReadWriteModes, Repo
     public void withdraw(AcquireRequest request) {
         Place place = places.remove(request);
         if (place != null) {
-            deleteQuietly(place.node.path);
+            deleteQuietly(place.node.path, place.node);
             unwatch(place);
         }
     }
@@ -502,7 +660,8 @@ final class ZooKeeperLockBackend implements AnnouncesTurns, ReadWriteModes, Repo
                     + " the session", null);
         }
         try {
-            client.delete().forPath(node.path);
+            bounded("release of '" + lease.name() + "' (token " + lease.token() + ")",
+                    () -> client.delete().forPath(node.path), null);
             held.remove(lease, node);
             return true;
         } catch (KeeperException.NoNodeException e) {
@@ -556,7 +715,7 @@ final class ZooKeeperLockBackend implements AnnouncesTurns, ReadWriteModes, Repo
                 for (int i = from; i < to; i++) {
                     OpResult r = results.get(i - from);
                     if (r instanceof OpResult.GetDataResult data && data.getStat().getEphemeralOwner() == sessionNow
-                            && data.getStat().getCzxid() == keys.get(i).token()) {
+                            && data.getStat().getCzxid() == nodes.get(i).czxid) {
                         out.add(keys.get(i));
                     } else if (r instanceof OpResult.ErrorResult error
                             && error.getErr() == KeeperException.Code.NONODE.intValue()) {
@@ -583,10 +742,53 @@ final class ZooKeeperLockBackend implements AnnouncesTurns, ReadWriteModes, Repo
         }
         requireConnected("check of '" + lease.name() + "'");
         try {
-            Stat stat = client.checkExists().forPath(n.path);
-            return stat != null && stat.getEphemeralOwner() == currentSession() && stat.getCzxid() == lease.token();
+            Stat stat = bounded("check of '" + lease.name() + "'", () -> client.checkExists().forPath(n.path), null);
+            return stat != null && stat.getEphemeralOwner() == currentSession() && stat.getCzxid() == n.czxid;
+        } catch (LockBackendException e) {
+            throw e;
         } catch (Exception e) {
             throw failed("check of '" + lease.name() + "'", e);
+        }
+    }
+
+    @Override
+    public void lost(LeaseKey lease) {
+        Node node = held.get(lease);
+        if (node != null && !node.gone && node.sessionId != lostSession) {
+            deleteOwn(node);
+        }
+    }
+
+    /**
+     * Deletes a node of this client in the background (no wait): only if the server shows it on the session it was
+     * created in with its {@code czxid}, at the version read. If the server cannot be reached, the node is deleted when
+     * the connection returns on that session ({@link #retryPendingDeletes}); a session that ends deletes it anyway.
+     */
+    private void deleteOwn(Node node) {
+        try {
+            client.checkExists().inBackground((c, read) -> {
+                Stat stat = read.getStat();
+                if (read.getResultCode() == KeeperException.Code.NONODE.intValue() || (read.getResultCode()
+                        == KeeperException.Code.OK.intValue() && (stat == null || stat.getEphemeralOwner()
+                        != node.sessionId || stat.getCzxid() != node.czxid))) {
+                    node.gone = true; // gone already (or not ours: never touched)
+                } else if (read.getResultCode() != KeeperException.Code.OK.intValue()) {
+                    pendingDeletes.add(node);
+                } else {
+                    c.delete().withVersion(stat.getVersion()).inBackground((c2, deleted) -> {
+                        if (deleted.getResultCode() == KeeperException.Code.OK.intValue()
+                                || deleted.getResultCode() == KeeperException.Code.NONODE.intValue()) {
+                            node.gone = true;
+                            log.info("{}: deleted node {} of a lease lost while its session lived", description,
+                                    node.path);
+                        } else {
+                            pendingDeletes.add(node);
+                        }
+                    }).forPath(node.path);
+                }
+            }).forPath(node.path);
+        } catch (Exception e) {
+            pendingDeletes.add(node);
         }
     }
 
@@ -622,12 +824,14 @@ final class ZooKeeperLockBackend implements AnnouncesTurns, ReadWriteModes, Repo
                     knownSession = now;
                     log.info("{}: connected on a new session 0x{}", description, Long.toHexString(now));
                 }
+                heardAll(); // watches may have fired unseen: every waiter looks at its line again, once
                 if (r != null) {
-                    r.resynchronize(); // watches may have fired unseen; waiters read their line again
+                    r.resynchronize();
                 }
             }
             case LOST -> {
                 sessionEnded(s);
+                heardAll();
                 if (r != null) {
                     r.resynchronize();
                 }
@@ -635,6 +839,13 @@ final class ZooKeeperLockBackend implements AnnouncesTurns, ReadWriteModes, Repo
             default -> {
                 // CONNECTED comes before start; READ_ONLY is never asked for
             }
+        }
+    }
+
+    /** Something may have changed every line unseen (a reconnection): no waiter answers from its last look. */
+    private void heardAll() {
+        synchronized (places) {
+            places.values().forEach(p -> p.heard.incrementAndGet());
         }
     }
 
@@ -655,18 +866,8 @@ final class ZooKeeperLockBackend implements AnnouncesTurns, ReadWriteModes, Repo
     private void retryPendingDeletes() {
         for (Node n : List.copyOf(pendingDeletes)) {
             pendingDeletes.remove(n);
-            if (n.sessionId != knownSession) {
-                continue;
-            }
-            try {
-                client.delete().inBackground((c, event) -> {
-                    if (event.getResultCode() != KeeperException.Code.OK.intValue()
-                            && event.getResultCode() != KeeperException.Code.NONODE.intValue()) {
-                        pendingDeletes.add(n);
-                    }
-                }).forPath(n.path);
-            } catch (Exception e) {
-                pendingDeletes.add(n);
+            if (n.sessionId == knownSession) {
+                deleteOwn(n);
             }
         }
     }
@@ -706,6 +907,22 @@ final class ZooKeeperLockBackend implements AnnouncesTurns, ReadWriteModes, Repo
         }
     }
 
+    /**
+     * A holding member's token as {@link #inspect} shows it: an exclusive member's {@code czxid}; a read-write
+     * member's token is known only to its client (fixed when its grant was seen): this client's own, else -1.
+     */
+    private long tokenOf(ZooKeeperNames.Member member, String path, Stat stat) {
+        if (member.mode() == LockMode.EXCLUSIVE) {
+            return stat.getCzxid();
+        }
+        for (Map.Entry<LeaseKey, Node> e : held.entrySet()) {
+            if (e.getValue().path.equals(path) && e.getValue().czxid == stat.getCzxid()) {
+                return e.getKey().token();
+            }
+        }
+        return -1;
+    }
+
     @Override
     public List<LockInfo> inspect() {
         List<LockInfo> out = new ArrayList<>();
@@ -724,8 +941,9 @@ final class ZooKeeperLockBackend implements AnnouncesTurns, ReadWriteModes, Repo
                     }
                     Stat stat = new Stat();
                     try {
-                        byte[] data = client.getData().storingStatIn(stat).forPath(parent + "/" + child);
-                        out.add(new LockInfo(name.get(), owner(data), stat.getCzxid(),
+                        String path = parent + "/" + child;
+                        byte[] data = client.getData().storingStatIn(stat).forPath(path);
+                        out.add(new LockInfo(name.get(), owner(data), tokenOf(m.get(), path, stat),
                                 Instant.ofEpochMilli(stat.getCtime()), null, true));
                     } catch (KeeperException.NoNodeException e) {
                         // released meanwhile
@@ -750,9 +968,30 @@ final class ZooKeeperLockBackend implements AnnouncesTurns, ReadWriteModes, Repo
             toWithdraw = new ArrayList<>(places.values());
             places.clear();
         }
+        // every place's delete at once; closing waits for their answers at most one connection timeout in all
+        List<CompletableFuture<Void>> deletes = new ArrayList<>();
         for (Place p : toWithdraw) {
-            deleteQuietly(p.node.path);
+            deletes.add(CompletableFuture.runAsync(() -> {
+                try {
+                    client.delete().forPath(p.node.path);
+                } catch (Exception e) {
+                    log.debug("could not delete {} while closing; it ends with its session", p.node.path, e);
+                }
+            }, calls));
         }
+        boolean interrupted = Thread.interrupted();
+        try {
+            CompletableFuture.allOf(deletes.toArray(new CompletableFuture[0]))
+                    .get(client.getZookeeperClient().getConnectionTimeoutMs(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException | ExecutionException | TimeoutException e) {
+            log.debug("{}: closing without the answer to every withdrawal; a node left ends with its session",
+                    description, e);
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        calls.shutdown();
         if (ownsClient) {
             client.close();
         }

@@ -34,6 +34,10 @@ import java.util.concurrent.TimeUnit;
  * server restart (an ensemble's new leader raises the epoch in its upper 32 bits; a standalone server continues its
  * counter from its transaction log). Never the sequence suffix, which is 32-bit and starts again when a parent is
  * recreated. It assumes the servers keep their data directory: a server started on an empty one counts from 0.
+ * A read-write lock's grants are made together (the readers behind one writer) and may be seen late by their
+ * clients, so a read or write grant's token is the zxid of the line's last change in the read that showed the grant
+ * (the parent's {@code pzxid}, at least the node's {@code czxid}): never lower than the token of a grant the server
+ * answered before, a writer's above every grant before it; readers that hold together may share a token.
  *
  * <p><b>What ends a hold: the ZooKeeper session.</b> A member node lives as long as the session that created it.
  * The client's lease time is tied to the session timeout: by default it <em>is</em> the session timeout the server

@@ -276,6 +276,124 @@ class ZooKeeperBackendIT {
         }
     }
 
+    /** Requests the server received on the proxy's connections ({@code cons}: {@code recved} per connection). */
+    private static long receivedFrom(FaultProxy proxy) {
+        Matcher m = Pattern.compile("/127\\.0\\.0\\.1:(\\d+)\\[\\d+]\\([^)]*recved=(\\d+)")
+                .matcher(ZooKeeperFixture.fourLetterWord("cons"));
+        long n = 0;
+        while (m.find()) {
+            if (proxy.upstreamPorts().contains(Integer.parseInt(m.group(1)))) {
+                n += Long.parseLong(m.group(2));
+            }
+        }
+        return n;
+    }
+
+    /** {@code zk_packets_received} of {@code mntr}: every request the server received, from anyone. */
+    private static long packetsReceived() {
+        Matcher m = Pattern.compile("zk_packets_received\\s+(\\d+)").matcher(ZooKeeperFixture.fourLetterWord("mntr"));
+        return m.find() ? Long.parseLong(m.group(1)) : -1;
+    }
+
+    /** Starts {@code n} waiters on {@code name} in one client (one session), and waits until each has its place. */
+    private List<CompletableFuture<Void>> waiters(LockClient c, String name, int n, int membersBefore) {
+        List<CompletableFuture<Void>> out = new ArrayList<>();
+        for (int i = 0; i < n; i++) {
+            out.add(CompletableFuture.runAsync(() -> c.lock(name).acquire(Duration.ofSeconds(60)).close(),
+                    java.util.concurrent.Executors.newSingleThreadExecutor()));
+        }
+        await().atMost(Duration.ofSeconds(20)).until(() -> members(name).size() == membersBefore + n);
+        return out;
+    }
+
+    /**
+     * Twenty waiters of one client (its default 500 ms safety-net poll) wait 3 s behind a holder: each re-read its
+     * line every 250-500 ms although its watch was armed (about 120-240 requests in 3 s). A waiter whose watch is armed
+     * waits on it: the connection carries only the session's pings.
+     */
+    @Test
+    void waitersWithAnArmedWatchSendNothingWhileTheyWait() throws Exception {
+        String name = unique("idle-wait");
+        try (FaultProxy proxy = new FaultProxy(TestServers.ZOOKEEPER_HOST, TestServers.ZOOKEEPER_PORT);
+             LockClient holder = client();
+             LockClient w = ZooKeeperLocks.builder("127.0.0.1:" + proxy.port()).rootPath(fixture.root()).build()) {
+            Lease held = holder.lock(name).acquire(Duration.ofSeconds(5));
+            List<CompletableFuture<Void>> waiting = waiters(w, name, 20, 1);
+            Thread.sleep(1000); // every waiter past its first look and its watch armed
+            long before = receivedFrom(proxy);
+            Thread.sleep(3000);
+            long received = receivedFrom(proxy) - before;
+            System.out.printf("[zookeeper] 20 waiters of one client, 3 s idle: %d requests received from it%n", received);
+            assertThat(received).as("requests from 20 waiters with armed watches in 3 s").isLessThan(15);
+            held.close();
+            CompletableFuture.allOf(waiting.toArray(new CompletableFuture[0])).get(30, TimeUnit.SECONDS);
+        }
+    }
+
+    /**
+     * The cost of 100 waiters to the server, Baton's against Curator's {@code InterProcessMutex} in the same run: the
+     * requests each client's connection carried in 10 s of waiting, and the server's {@code zk_packets_received}
+     * over each window (everyone's traffic).
+     */
+    @Test
+    void aHundredWaitersCostTheServerNoMoreThanCuratorsOwn() throws Exception {
+        String name = unique("hundred");
+        String curatorPath = fixture.root() + "-curator/" + name;
+        long window = 10_000;
+        try (FaultProxy ours = new FaultProxy(TestServers.ZOOKEEPER_HOST, TestServers.ZOOKEEPER_PORT);
+             FaultProxy theirs = new FaultProxy(TestServers.ZOOKEEPER_HOST, TestServers.ZOOKEEPER_PORT);
+             LockClient holder = client();
+             LockClient w = ZooKeeperLocks.builder("127.0.0.1:" + ours.port()).rootPath(fixture.root()).build();
+             CuratorFramework curator = org.apache.curator.framework.CuratorFrameworkFactory.builder()
+                     .connectString("127.0.0.1:" + theirs.port()).sessionTimeoutMs(10_000).connectionTimeoutMs(5000)
+                     .retryPolicy(new org.apache.curator.retry.BoundedExponentialBackoffRetry(50, 1000, 3)).build()) {
+            curator.start();
+            Lease held = holder.lock(name).acquire(Duration.ofSeconds(5));
+            List<CompletableFuture<Void>> waiting = waiters(w, name, 100, 1);
+            Thread.sleep(1000);
+            long mntr0 = packetsReceived();
+            long before = receivedFrom(ours);
+            Thread.sleep(window);
+            long oursIn = receivedFrom(ours) - before;
+            long mntrOurs = packetsReceived() - mntr0;
+
+            org.apache.curator.framework.recipes.locks.InterProcessMutex blocker =
+                    new org.apache.curator.framework.recipes.locks.InterProcessMutex(fixture.admin(), curatorPath);
+            blocker.acquire();
+            java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(100);
+            List<java.util.concurrent.Future<?>> curatorWaiters = new ArrayList<>();
+            for (int i = 0; i < 100; i++) {
+                curatorWaiters.add(pool.submit(() -> {
+                    var m = new org.apache.curator.framework.recipes.locks.InterProcessMutex(curator, curatorPath);
+                    m.acquire(60, TimeUnit.SECONDS);
+                    m.release();
+                    return null;
+                }));
+            }
+            await().atMost(Duration.ofSeconds(20))
+                    .until(() -> fixture.admin().getChildren().forPath(curatorPath).size() == 101);
+            Thread.sleep(1000);
+            long mntr1 = packetsReceived();
+            long before2 = receivedFrom(theirs);
+            Thread.sleep(window);
+            long theirsIn = receivedFrom(theirs) - before2;
+            long mntrTheirs = packetsReceived() - mntr1;
+            System.out.printf("[zookeeper] 100 waiters, requests/s from the waiters' client: Baton %.1f, Curator"
+                    + " InterProcessMutex %.1f; server zk_packets_received/s over each window (all clients): %.1f,"
+                    + " %.1f%n", oursIn * 1000.0 / window, theirsIn * 1000.0 / window, mntrOurs * 1000.0 / window,
+                    mntrTheirs * 1000.0 / window);
+            blocker.release();
+            for (var f : curatorWaiters) {
+                f.get(30, TimeUnit.SECONDS);
+            }
+            pool.shutdown();
+            held.close();
+            CompletableFuture.allOf(waiting.toArray(new CompletableFuture[0])).get(30, TimeUnit.SECONDS);
+            assertThat(oursIn).as("requests from Baton's 100 waiters in %d ms, against Curator's %d", window,
+                    theirsIn).isLessThanOrEqualTo(2 * theirsIn + 2);
+        }
+    }
+
     @Test
     void aWaiterThatTimesOutIsInterruptedOrTriesOnceLeavesNoNodeAndClosingWithdrawsWaiters() throws Exception {
         String name = unique("withdraw");
@@ -342,6 +460,49 @@ class ZooKeeperBackendIT {
                         + " (sequence %d)%n", first, seq1, l.fencingToken(), seq2);
                 assertThat(seq2).as("the sequence suffix starts again").isEqualTo(seq1);
                 assertThat(l.fencingToken()).isGreaterThan(first);
+            }
+        }
+    }
+
+    /**
+     * A reader that learns of its grant late (its client was cut off when the writer ahead of it left) and a reader
+     * that arrived meanwhile and was granted at once: the late one's token was its node's czxid, lower than the
+     * token of the grant already made, so a resource fenced by the highest token refused a reader that held. A read
+     * grant's token is the line's last change when the grant was seen, never lower than a grant the server answered
+     * before; the next writer's is higher than both.
+     */
+    @Test
+    void aReaderThatLearnsOfItsGrantLateGetsATokenNoLowerThanAReaderGrantedMeanwhile() throws Exception {
+        String name = unique("late-reader");
+        try (LockClient writer = client(); LockClient late = fixture.newClient(ClientConfig.lease(Duration.ofSeconds(6)));
+             LockClient early = client()) {
+            Lease w = writer.readWriteLock(name).writeLock().acquire(Duration.ofSeconds(5));
+            CompletableFuture<Lease> waiting = CompletableFuture.supplyAsync(
+                    () -> late.readWriteLock(name).readLock().acquire(Duration.ofSeconds(30)));
+            await().atMost(Duration.ofSeconds(5)).until(() -> members(name).size() == 2);
+            Lease meanwhile;
+            FaultProxy proxy = fixture.proxyOf(late);
+            proxy.fault(FaultProxy.Mode.BLACKHOLE);
+            try {
+                w.close(); // the waiting reader holds from now on, but its client does not hear of it yet
+                meanwhile = early.readWriteLock(name).readLock().acquire(Duration.ofSeconds(5));
+            } finally {
+                proxy.heal();
+            }
+            Lease lateRead = waiting.get(20, TimeUnit.SECONDS);
+            System.out.printf("[zookeeper] read grants: seen at once 0x%x, seen late 0x%x (writer before 0x%x)%n",
+                    meanwhile.fencingToken(), lateRead.fencingToken(), w.fencingToken());
+            assertThat(lateRead.fencingToken()).as("the late reader's token, after the writer's")
+                    .isGreaterThan(w.fencingToken());
+            assertThat(lateRead.fencingToken()).as("the late reader's token, seen after a read grant with token %d",
+                    meanwhile.fencingToken()).isGreaterThanOrEqualTo(meanwhile.fencingToken());
+            lateRead.checkValid();
+            meanwhile.checkValid();
+            lateRead.close();
+            meanwhile.close();
+            try (Lease next = writer.readWriteLock(name).writeLock().acquire(Duration.ofSeconds(5))) {
+                assertThat(next.fencingToken()).as("the next writer's token").isGreaterThan(lateRead.fencingToken())
+                        .isGreaterThan(meanwhile.fencingToken());
             }
         }
     }
