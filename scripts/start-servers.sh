@@ -57,7 +57,7 @@ fi
 
 # ZooKeeper 3.9 as its own process: the server jar from Maven Central (scripts/zookeeper/pom.xml), one
 # standalone server whose data lives in $zk (so sessions survive a restart, as on a real ensemble). Its start
-# command is written to $zk/run.sh, which the checker's `restart` fault runs again after stopping the server.
+# command is written to $zk/run.sh (the same command starts it again by hand).
 zk=/var/lib/baton-zookeeper
 if ! port_open 2181; then
   log "starting ZooKeeper"
