@@ -111,6 +111,7 @@ public final class JdbcLocks {
         private static final String KEEPALIVE_WHY = "Linux's largest TCP_KEEPIDLE and TCP_KEEPINTVL";
         private DataSource notificationDataSource;
         private boolean allowUnflushedCommits;
+        private boolean poolerInSessionMode;
 
         private Builder(DataSource dataSource) {
             this.dataSource = dataSource;
@@ -196,6 +197,19 @@ public final class JdbcLocks {
             return this;
         }
 
+        /**
+         * Session strategy on PostgreSQL: its data source passes through a pooler in <em>session</em> mode (each client
+         * connection keeps one server session for its life, PgBouncer {@code pool_mode=session}), so {@link #build()}
+         * accepts it. Without it, a pooler is refused whatever its mode, before any lock: the client sees that a pooler
+         * answered the login, but not its mode, and a pooler in transaction mode moves each statement between server
+         * sessions, leaving locks behind on sessions other clients borrow. With it, only a session that moves between
+         * two statements is refused (or, later, its locks reported lost). No effect on the other strategies.
+         */
+        public Builder poolerInSessionMode() {
+            this.poolerInSessionMode = true;
+            return this;
+        }
+
         /** Creates the table (and its sequence or counter) at {@link #build()} if missing, from the shipped DDL. */
         public Builder createTableIfMissing() {
             this.createTable = true;
@@ -265,7 +279,8 @@ public final class JdbcLocks {
                     listenOn(table, settings, mainPooled), Boolean.FALSE.equals(mainPooled), serverIsMariaDb);
             LockBackend backend = strategy == Strategy.LEASE ? leaseBackend
                     : SessionLockBackend.create(dataSource, sessionStatements, new SessionLockBackend.SessionOptions(
-                            keepaliveIdle, keepaliveInterval, keepaliveCount, settings.renewInterval()));
+                            keepaliveIdle, keepaliveInterval, keepaliveCount, settings.renewInterval(),
+                            poolerInSessionMode));
             LockClient core = LockClients.create(backend, settings);
             return new Client(core, leaseBackend, table, strategy, createTable);
         }

@@ -54,6 +54,23 @@ final class PostgresSessionStatements extends SessionStatements {
         return "SELECT pg_backend_pid()";
     }
 
+    /**
+     * The process id the login's BackendKeyData gave the driver is the server session's own ({@code pg_backend_pid()})
+     * on a direct connection and through a plain TCP proxy; a pooler (PgBouncer, in any mode) answers the login
+     * itself with a key of its own. Deterministic, unlike watching whether the session moves between two statements,
+     * which a busy transaction-mode pooler can hand back the same server session for by chance.
+     */
+    @Override
+    String poolerEvidence(Connection c) throws SQLException {
+        int login = c.unwrap(org.postgresql.PGConnection.class).getBackendPID();
+        try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery("SELECT pg_backend_pid()")) {
+            rs.next();
+            int server = rs.getInt(1);
+            return server == login ? null : "the login reported process id " + login + " but the server session is "
+                    + server + ": a pooler answered the login";
+        }
+    }
+
     @Override
     void configure(Connection c, String clientId, SessionLockBackend.SessionOptions options) throws SQLException {
         try (Statement st = c.createStatement()) {
