@@ -2,6 +2,7 @@ package dev.baton.jdbc.lease;
 
 import dev.baton.LockInfo;
 import dev.baton.jdbc.Dialect;
+import dev.baton.jdbc.internal.PgDurableCommit;
 import dev.baton.spi.AcquireResult;
 import dev.baton.spi.LeaseKey;
 
@@ -27,8 +28,9 @@ import java.util.Set;
  * session, which an uncontended release does not need). The release's commit does not wait for the WAL flush
  * ({@code synchronous_commit} off for its own transaction, as for a ticket): a release lost in a server crash
  * leaves the row held until its lease ends, as if its holder had died, which every waiter already allows for;
- * grants and renewals, whose loss could let two hold at once, are flushed. So an acquire and release cost one
- * durable commit, and a hand-over one.
+ * grants and renewals, whose loss could let two hold at once, are flushed, whatever the server's
+ * {@code synchronous_commit} ({@code on} for their own transaction, {@link PgDurableCommit}). So an acquire and release
+ * cost one durable commit, and a hand-over one.
  */
 final class PostgresLeaseTable extends LeaseTable {
     private final String sequence;
@@ -43,7 +45,8 @@ final class PostgresLeaseTable extends LeaseTable {
         this.channel = table + "_released";
         this.acquireSql = "WITH granted AS ("
                 + " INSERT INTO " + table + " AS t (name, owner, token, acquired_at, expires_at)"
-                + " VALUES (?, ?, nextval('" + sequence + "'), now(), now() + make_interval(secs => ?))"
+                + " SELECT ?, ?, nextval('" + sequence + "'), now(), now() + make_interval(secs => ?)"
+                + " FROM " + PgDurableCommit.FROM_ITEM
                 + " ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, token = nextval('" + sequence + "'),"
                 + "  acquired_at = now(), expires_at = excluded.expires_at"
                 + " WHERE t.expires_at <= now() AND NOT " + aheadSql()
@@ -60,7 +63,7 @@ final class PostgresLeaseTable extends LeaseTable {
                 + " WHERE t.name = ? AND t.owner = ? AND t.token = ? RETURNING t.name)"
                 + " " + ReleaseNotice.notifyTheHeadSql(queue, "released");
         this.renewSql = "UPDATE " + table + " AS t SET expires_at = now() + make_interval(secs => ?)"
-                + " FROM unnest(?::text[], ?::text[], ?::bigint[]) AS r(name, owner, token)"
+                + " FROM unnest(?::text[], ?::text[], ?::bigint[]) AS r(name, owner, token), " + PgDurableCommit.FROM_ITEM
                 + " WHERE t.name = r.name AND t.owner = r.owner AND t.token = r.token AND t.expires_at > now()"
                 + " RETURNING t.name, t.owner, t.token";
     }
