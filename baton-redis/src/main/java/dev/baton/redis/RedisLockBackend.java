@@ -12,6 +12,7 @@ import dev.baton.spi.LockMode;
 import dev.baton.spi.NotifiesReleases;
 import dev.baton.spi.ReadWriteModes;
 import dev.baton.spi.ReleaseListener;
+import dev.baton.spi.ReportsTimeLeft;
 import dev.baton.spi.WaitingQueue;
 import io.lettuce.core.KeyScanCursor;
 import io.lettuce.core.RedisClient;
@@ -35,7 +36,6 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -62,7 +62,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * waiters: the others would only find the lock promised to the head (they retry at their backoff, bounded by
  * {@code maxPollInterval}, in case the head died).
  */
-final class RedisLockBackend implements NotifiesReleases, ConfirmsGrants, ReadWriteModes, WaitingQueue {
+final class RedisLockBackend implements NotifiesReleases, ConfirmsGrants, ReadWriteModes, WaitingQueue,
+        ReportsTimeLeft {
     private static final Logger log = LoggerFactory.getLogger(RedisLockBackend.class);
 
     private final RedisClient client;
@@ -590,9 +591,14 @@ final class RedisLockBackend implements NotifiesReleases, ConfirmsGrants, ReadWr
 
     @Override
     public Set<LeaseKey> renew(Collection<LeaseKey> leases, Duration leaseTime) {
+        return renewReportingTimeLeft(leases, leaseTime).keySet();
+    }
+
+    @Override
+    public Map<LeaseKey, Duration> renewReportingTimeLeft(Collection<LeaseKey> leases, Duration leaseTime) {
         List<LeaseKey> list = new ArrayList<>(leases);
         if (list.isEmpty()) {
-            return Set.of();
+            return Map.of();
         }
         // one script for every lease: a standalone Redis (or a Sentinel's primary) is one slot space
         String[] keys = new String[list.size()];
@@ -610,9 +616,10 @@ final class RedisLockBackend implements NotifiesReleases, ConfirmsGrants, ReadWr
         } catch (RedisException e) {
             throw failed("renewal of " + list.size() + " lease(s)", e);
         }
-        Set<LeaseKey> out = new HashSet<>();
-        for (Object o : renewed) {
-            out.add(list.get(((Long) o).intValue() - 1));
+        // pairs: the index of a renewed grant, the ms it had left before this renewal
+        Map<LeaseKey, Duration> out = new HashMap<>();
+        for (int i = 0; i + 1 < renewed.size(); i += 2) {
+            out.put(list.get(((Long) renewed.get(i)).intValue() - 1), Duration.ofMillis((Long) renewed.get(i + 1)));
         }
         return out;
     }

@@ -222,7 +222,10 @@ final class Scripts {
     /**
      * Renewal of every given grant in one call. KEYS: the grants' keys. ARGV: lease ms, then per key its kind
      * ({@code s} for a string grant, {@code z} for a reader) and {@code <token>|<owner>}. {@code PEXPIRE} only where
-     * owner and token still match (and a reader has not expired). Returns the 1-based indexes renewed.
+     * owner and token still match (and a reader has not expired). Returns, for each grant renewed, its 1-based index
+     * and the ms it had left before the renewal by the server's clock ({@code PTTL}, or a reader's score less now;
+     * a grant without an expiry reports the lease): the client checks that against its local deadline, so a server
+     * clock that jumped forward, which ends every grant early, does not go unnoticed.
      */
     static final Script RENEW = Script.of("renew", """
             local now = now_ms()
@@ -236,8 +239,11 @@ final class Scripts {
                 if v then
                   local tok, at, owner = parse(v)
                   if tok .. '|' .. owner == want then
+                    local left = redis.call('PTTL', KEYS[i])
+                    if left < 0 then left = lease end
                     redis.call('PEXPIRE', KEYS[i], lease)
                     renewed[#renewed + 1] = i
+                    renewed[#renewed + 1] = left
                   end
                 end
               else
@@ -246,6 +252,7 @@ final class Scripts {
                   redis.call('ZADD', KEYS[i], 'XX', num(now + lease), want)
                   keep_at_least(KEYS[i], lease)
                   renewed[#renewed + 1] = i
+                  renewed[#renewed + 1] = tonumber(score) - now
                 end
               end
             end
