@@ -423,6 +423,73 @@ class BatonRunIT {
         assertThat(after.awaitExit(EXIT_TIMEOUT)).as("lock free afterwards; stderr: %s", after.err()).isZero();
     }
 
+    /**
+     * A stop request is honoured: a command that ignores the signal passed on to it gets SIGKILL (the whole
+     * group) once {@code --grace} has passed, the lock is released, and baton exits 128 + the signal's number.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"TERM", "INT", "HUP"})
+    void aStopRequestKillsACommandThatIgnoresItAfterTheGraceAndReleasesTheLock(String signal) throws Exception {
+        String lock = uniqueLock("stop-" + signal);
+        Path pid = dir.resolve("pid-" + UUID.randomUUID());
+        Baton b = start("run", "--grace", "3s", "--lock", lock, "--url", sqliteUrl(), "--", "sh", "-c",
+                "trap '' " + signal + "; echo $$ > '" + pid + ".tmp'; mv '" + pid + ".tmp' '" + pid + "'; sleep 60");
+        awaitFile(pid, b);
+        long group = readPids(pid).get(0);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (groupMembers(group).size() < 2 && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
+        assertThat(groupMembers(group)).as("the command and its sleep").hasSizeGreaterThanOrEqualTo(2);
+
+        long t0 = System.nanoTime();
+        kill(signal, b.process().pid());
+        int status = b.awaitExit(EXIT_TIMEOUT);
+        Duration took = Duration.ofNanos(System.nanoTime() - t0);
+        assertThat(status).as("exit status after SIG%s; stderr: %s", signal, b.err())
+                .isEqualTo(128 + signalNumber(signal));
+        assertThat(took).as("from SIG%s to baton's exit (--grace 3s)", signal)
+                .isGreaterThanOrEqualTo(Duration.ofMillis(2900)).isLessThan(Duration.ofSeconds(10));
+        assertThat(groupMembers(group)).as("the command's process group when baton exited").isEmpty();
+        assertThat(b.errLines()).as("stderr").singleElement().asString().startsWith("baton: SIG" + signal)
+                .contains("SIGKILL").contains("3s");
+        assertLockFree(lock);
+    }
+
+    private static int signalNumber(String name) {
+        return switch (name) {
+            case "HUP" -> 1;
+            case "INT" -> 2;
+            case "TERM" -> 15;
+            default -> throw new IllegalArgumentException(name);
+        };
+    }
+
+    /** The live (not zombie) processes whose process group is {@code pgid}, from /proc. */
+    private static List<Long> groupMembers(long pgid) throws IOException {
+        List<Long> members = new ArrayList<>();
+        try (var procs = Files.list(Path.of("/proc"))) {
+            for (Path p : (Iterable<Path>) procs::iterator) {
+                String name = p.getFileName().toString();
+                if (!name.chars().allMatch(Character::isDigit)) {
+                    continue;
+                }
+                String stat;
+                try {
+                    stat = Files.readString(p.resolve("stat"));
+                } catch (IOException e) {
+                    continue; // ended meanwhile
+                }
+                String[] after = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+                // after the name: state, ppid, pgrp
+                if (!after[0].equals("Z") && Long.parseLong(after[2]) == pgid) {
+                    members.add(Long.parseLong(name));
+                }
+            }
+        }
+        return members;
+    }
+
     @Test
     void sigtermWhileWaitingExits143WithoutRunningTheCommand() throws Exception {
         String lock = uniqueLock("sigwait");
