@@ -765,6 +765,55 @@ class BatonRunIT {
     }
 
     /**
+     * bin/baton, copied with a pom.xml into a temporary checkout of its own (so the real jar, which other tests
+     * use, is never touched), run with a PATH holding only the tools the script itself needs: no mvn, no java.
+     * A missing jar it cannot build, or a jar it has no java to run, is a configuration error (78) naming what
+     * is missing, not "a bug in baton" (70) after "mvn: command not found".
+     */
+    @Test
+    void withoutMavenOrJavaTheLauncherExits78SayingWhatIsMissing() throws Exception {
+        Path launcher = Path.of("").toAbsolutePath().getParent().resolve("bin").resolve("baton");
+        Path checkout = dir.resolve("checkout");
+        Files.createDirectories(checkout.resolve("bin"));
+        Files.copy(launcher, checkout.resolve("bin/baton"));
+        checkout.resolve("bin/baton").toFile().setExecutable(true);
+        Files.writeString(checkout.resolve("pom.xml"), "<project>\n  <version>9.9.9-TEST</version>\n</project>\n");
+        Path tools = dir.resolve("tools");
+        Files.createDirectories(tools);
+        for (String tool : List.of("bash", "dirname", "readlink", "sed", "head", "find", "mkdir", "flock")) {
+            Path real = java.util.stream.Stream.of("/usr/bin", "/bin").map(d -> Path.of(d, tool))
+                    .filter(Files::isExecutable).findFirst().orElseThrow(() -> new AssertionError(tool + " not found"));
+            Files.createSymbolicLink(tools.resolve(tool), real);
+        }
+        Map<String, String> env = Map.of("PATH", tools.toString(), "HOME", dir.toString());
+
+        Baton noJar = spawnWithEnvironment(env, checkout.resolve("bin/baton").toString(), "version");
+        assertThat(noJar.awaitExit(EXIT_TIMEOUT)).as("no jar, no mvn; stderr: %s", noJar.err()).isEqualTo(78);
+        assertThat(noJar.err()).contains("Maven").contains("JDK 17").contains("mvn").doesNotContain("command not found");
+        assertThat(noJar.errLines()).as("stderr").allMatch(l -> l.startsWith("baton: "));
+
+        Path jar = checkout.resolve("baton-cli/target/baton-cli-9.9.9-TEST-all.jar");
+        Files.createDirectories(jar.getParent());
+        Files.writeString(jar, "not run"); // newer than every source: not stale, so it is run
+        Baton noJava = spawnWithEnvironment(env, checkout.resolve("bin/baton").toString(), "version");
+        assertThat(noJava.awaitExit(EXIT_TIMEOUT)).as("jar, no java; stderr: %s", noJava.err()).isEqualTo(78);
+        assertThat(noJava.err()).contains("java").contains("17").doesNotContain("No such file");
+        assertThat(noJava.errLines()).as("stderr").allMatch(l -> l.startsWith("baton: "));
+    }
+
+    /** Spawns {@code cmd} with exactly {@code environment} (nothing inherited). */
+    private Baton spawnWithEnvironment(Map<String, String> environment, String... cmd) throws IOException {
+        String id = UUID.randomUUID().toString();
+        Path out = dir.resolve("cmd-" + id + ".out");
+        Path err = dir.resolve("cmd-" + id + ".err");
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectOutput(out.toFile()).redirectError(err.toFile())
+                .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
+        pb.environment().clear();
+        pb.environment().putAll(environment);
+        return new Baton(pb.start(), out, err);
+    }
+
+    /**
      * A terminal's Ctrl-C signals its foreground process group: here baton's, made a group of its own so the
      * test can signal it as a terminal would. The command, in a group of its own, gets SIGINT from baton only.
      */
