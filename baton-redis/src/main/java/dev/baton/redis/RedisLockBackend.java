@@ -44,6 +44,9 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -54,17 +57,35 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *
  * <p><b>Fair hand-over ({@link WaitingQueue}).</b> A waiting exclusive acquirer keeps a place in a per-lock line
  * (a sorted set by arrival, under the lock's hash tag); a free lock goes only to the head of the line while others
- * wait, so the thread that just released goes to the back, and a waiter is served in arrival order. A place
- * expires one lease after its waiter's last attempt (each attempt renews it), so a dead waiter holds up the line
- * for at most one lease; a waiter that gives up withdraws it at once. A try-once acquire never takes a place, and
- * gets a free lock only when nobody waits. Waiting writers of a read-write lock keep claims that hold back new
- * readers the same way. A release's message names the head of the line, so only the head's client wakes its
- * waiters: the others would only find the lock promised to the head (they retry at their backoff, bounded by
- * {@code maxPollInterval}, in case the head died).
+ * wait, so the thread that just released goes to the back, and a waiter is served in arrival order. A try-once
+ * acquire never takes a place, and gets a free lock only when nobody waits. Waiting writers of a read-write lock
+ * keep claims that hold back new readers the same way. A release's message names the head of the line, so only the
+ * head's client wakes its waiters: the others would only find the lock promised to the head.
+ *
+ * <p><b>A place lives while its waiter does.</b> A place (or a writer's claim) expires {@link #PLACE_TTL} after its
+ * client last renewed it, whatever the waiter's lease: each client renews all the places it keeps in one script
+ * ({@link Scripts#KEEP_PLACES}) every {@link #HEARTBEAT_INTERVAL}, on a thread of its own, and each attempt renews
+ * the attempt's place too. A waiter whose process died therefore holds up a free lock for at most one place expiry
+ * after its last heartbeat: the next live waiter's heartbeat (which runs again just after a dead head's place
+ * expires) removes it and publishes the new head, whose waiter takes the lock at once; a release or an acquire that
+ * reads the line removes expired places first. A waiter that gives up withdraws its place at once, and a closing
+ * client withdraws all of its places. A live waiter loses its place only if its client sends no heartbeat for
+ * {@code PLACE_TTL - HEARTBEAT_INTERVAL} (a stall of the JVM or of the network that long); it then takes a new place
+ * at the back at its next attempt. Cost: one script every {@code HEARTBEAT_INTERVAL} per client that keeps any place
+ * (4 a second), however many of its threads wait; nothing for a client that waits for nothing.
  */
 final class RedisLockBackend implements NotifiesReleases, ConfirmsGrants, ReadWriteModes, WaitingQueue,
         ReportsTimeLeft {
     private static final Logger log = LoggerFactory.getLogger(RedisLockBackend.class);
+    /**
+     * How long a place in line (or a writer's claim) lives after its client's last heartbeat or attempt: what a dead
+     * waiter can cost the next one. One second is the issue's target, and leaves a live client three missed
+     * heartbeats (750 ms of stall) before its waiters lose their places.
+     */
+    static final Duration PLACE_TTL = Duration.ofSeconds(1);
+    /** How often a client renews every place it keeps ({@link Scripts#KEEP_PLACES}): a quarter of the expiry. */
+    static final Duration HEARTBEAT_INTERVAL = PLACE_TTL.dividedBy(4);
+    private static final String PLACE_TTL_MS = Long.toString(PLACE_TTL.toMillis());
 
     private final RedisClient client;
     private final boolean ownsClient;
@@ -83,6 +104,8 @@ final class RedisLockBackend implements NotifiesReleases, ConfirmsGrants, ReadWr
     private final SeenTokens seen = new SeenTokens();
     private volatile ReleaseListener listener;
     private volatile boolean closed;
+    /** Runs the heartbeat of this client's places; started by {@link #start}. */
+    private volatile ScheduledExecutorService heartbeat;
 
     private record Place(String name, LockMode mode, String owner) {
     }
@@ -177,6 +200,13 @@ final class RedisLockBackend implements NotifiesReleases, ConfirmsGrants, ReadWr
             });
             pubSub.sync().clientSetname(name);
             pubSub.sync().psubscribe(RedisKeys.channelPattern(prefix));
+            ScheduledExecutorService beat = Executors.newSingleThreadScheduledExecutor(r -> {
+                Thread t = new Thread(r, "baton-redis-places " + clientId);
+                t.setDaemon(true);
+                return t;
+            });
+            heartbeat = beat;
+            beat.schedule(this::keepPlaces, HEARTBEAT_INTERVAL.toMillis(), TimeUnit.MILLISECONDS);
         } catch (RedisException e) {
             close();
             throw new LockBackendException(description, "cannot set up the client's connections: " + e.getMessage(), e);
@@ -316,13 +346,13 @@ final class RedisLockBackend implements NotifiesReleases, ConfirmsGrants, ReadWr
             r = switch (request.mode()) {
                 case EXCLUSIVE -> run(Scripts.ACQUIRE, ScriptOutputType.MULTI, "acquire of '" + request.name() + "'",
                         new String[] {k.exclusive(), k.counter(), k.line(), k.lineExpiry()}, request.owner(), lease, wait,
-                        seenToken, counterExpiry);
+                        seenToken, counterExpiry, PLACE_TTL_MS);
                 case READ -> run(Scripts.ACQUIRE_READ, ScriptOutputType.MULTI, "read acquire of '" + request.name() + "'",
                         new String[] {k.writer(), k.readers(), k.counter(), k.writerClaims()}, request.owner(), lease,
                         seenToken, counterExpiry);
                 case WRITE -> run(Scripts.ACQUIRE_WRITE, ScriptOutputType.MULTI, "write acquire of '" + request.name() + "'",
                         new String[] {k.writer(), k.readers(), k.counter(), k.writerClaims()}, request.owner(), lease, wait,
-                        seenToken, counterExpiry);
+                        seenToken, counterExpiry, PLACE_TTL_MS);
             };
         } catch (RedisException e) {
             String refusal = definiteRefusal(e);
@@ -525,6 +555,64 @@ final class RedisLockBackend implements NotifiesReleases, ConfirmsGrants, ReadWr
         }
     }
 
+    /**
+     * One heartbeat: renews every place this client keeps in one script, then schedules the next one
+     * {@link #HEARTBEAT_INTERVAL} after this one started, or sooner, just after the place at the head of a free
+     * lock's line expires (so that, if its waiter is dead, the script removes it and publishes the next head at once).
+     * Heartbeat thread. A failure is logged and the next beat tries again: places then live {@link #PLACE_TTL} after
+     * the last heartbeat that got through.
+     */
+    private void keepPlaces() {
+        if (closed) {
+            return;
+        }
+        long started = System.nanoTime();
+        long next = HEARTBEAT_INTERVAL.toMillis();
+        try {
+            List<Place> list = List.copyOf(places);
+            if (!list.isEmpty()) {
+                String[] keys = new String[3 * list.size()];
+                String[] args = new String[1 + 3 * list.size()];
+                args[0] = PLACE_TTL_MS;
+                for (int i = 0; i < list.size(); i++) {
+                    Place p = list.get(i);
+                    RedisKeys.Lock k = RedisKeys.Lock.of(prefix, p.name());
+                    boolean exclusive = p.mode() == LockMode.EXCLUSIVE;
+                    keys[3 * i] = exclusive ? k.line() : k.writerClaims();
+                    keys[3 * i + 1] = exclusive ? k.lineExpiry() : k.writerClaims();
+                    keys[3 * i + 2] = exclusive ? k.exclusive() : k.writer();
+                    args[1 + 3 * i] = p.owner();
+                    args[2 + 3 * i] = k.channel();
+                    args[3 + 3 * i] = p.name();
+                }
+                List<Object> r = run(Scripts.KEEP_PLACES, ScriptOutputType.MULTI,
+                        "heartbeat of " + list.size() + " place(s) in line", keys, args);
+                long soonest = (Long) r.get(0);
+                if (soonest >= 0) {
+                    next = Math.min(next, soonest + 1);
+                }
+                if (r.size() - 1 < list.size() && log.isDebugEnabled()) {
+                    log.debug("{}: {} of {} place(s) in line were gone at the heartbeat (granted, withdrawn, or"
+                            + " expired after missed heartbeats; a waiter takes a new place at its next attempt)",
+                            description, list.size() - (r.size() - 1), list.size());
+                }
+            }
+        } catch (RuntimeException e) {
+            log.debug("heartbeat of the places in line on {} failed: {}; the next one tries again", description,
+                    e.getMessage());
+        } finally {
+            ScheduledExecutorService beat = heartbeat;
+            if (!closed && beat != null) {
+                long elapsed = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
+                try {
+                    beat.schedule(this::keepPlaces, Math.max(0, next - elapsed), TimeUnit.MILLISECONDS);
+                } catch (RejectedExecutionException e) {
+                    // closing
+                }
+            }
+        }
+    }
+
     // ---- release, renew, confirm ------------------------------------------------------------------------------
 
     private static String member(LeaseKey lease) {
@@ -679,12 +767,17 @@ final class RedisLockBackend implements NotifiesReleases, ConfirmsGrants, ReadWr
             return;
         }
         closed = true;
+        ScheduledExecutorService beat = heartbeat;
+        if (beat != null) {
+            beat.shutdownNow();
+        }
         for (Place p : List.copyOf(places)) {
             places.remove(p);
             try {
                 withdraw(p);
             } catch (RuntimeException e) {
-                log.debug("withdrawing the place of '{}' at close failed; it expires within one lease", p.name(), e);
+                log.debug("withdrawing the place of '{}' at close failed; it expires within {} ms", p.name(),
+                        PLACE_TTL.toMillis(), e);
             }
         }
         try {

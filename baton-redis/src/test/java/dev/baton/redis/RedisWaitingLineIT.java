@@ -1,0 +1,143 @@
+package dev.baton.redis;
+
+import dev.baton.Lease;
+import dev.baton.LockClient;
+import dev.baton.testkit.ClientConfig;
+import dev.baton.testkit.WaiterProcess;
+import io.lettuce.core.RedisURI;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.Timeout;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The line of waiters lives by its waiters' heartbeats, not by their leases: a waiter killed with {@code kill -9}
+ * keeps a free lock from the next live waiter for about a second whatever its lease, and a live waiter keeps its
+ * place whatever its lease and poll interval. On the tests' shared Redis: the waiter process rebuilds
+ * {@link RedisFixture} there.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class RedisWaitingLineIT {
+    /** Far below any lease in these tests, and far above the heartbeat's second, for a loaded machine. */
+    private static final Duration DEAD_WAITER_BOUND = Duration.ofSeconds(5);
+    private RedisFixture fixture;
+
+    @BeforeAll
+    void open() {
+        fixture = new RedisFixture();
+    }
+
+    @AfterAll
+    void close() {
+        fixture.close();
+    }
+
+    private static String unique(String base) {
+        return base + "-" + Long.toString(ThreadLocalRandom.current().nextLong() & Long.MAX_VALUE, 36);
+    }
+
+    private long lineLength(String name) {
+        return fixture.admin().zcard(RedisKeys.Lock.of(RedisFixture.PREFIX, name).line());
+    }
+
+    @Test
+    void aFreeLockGoesToTheNextLiveWaiterSoonAfterTheWaiterAheadWasKilled() throws Exception {
+        String name = unique("dead-waiter");
+        // the live waiter polls only every 30 s: the server's side must hand it the lock
+        try (LockClient h = fixture.newClient(ClientConfig.lease(Duration.ofSeconds(30)));
+             LockClient live = fixture.newClient(new ClientConfig(Duration.ofSeconds(5), Duration.ofSeconds(30)))) {
+            Lease held = h.lock(name).acquire(Duration.ofSeconds(5));
+            try (WaiterProcess dead = WaiterProcess.start(RedisFixture.class, name, Duration.ofSeconds(30))) {
+                await().atMost(Duration.ofSeconds(20)).until(() -> lineLength(name) == 1);
+                CompletableFuture<Long> granted = CompletableFuture.supplyAsync(() -> {
+                    try (Lease l = live.lock(name).acquire(Duration.ofSeconds(60))) {
+                        return System.nanoTime();
+                    }
+                });
+                await().atMost(Duration.ofSeconds(5)).until(() -> lineLength(name) == 2);
+                long killed = System.nanoTime();
+                dead.kill();
+                long released = System.nanoTime();
+                held.close();
+                long at = granted.get(60, TimeUnit.SECONDS);
+                long afterRelease = TimeUnit.NANOSECONDS.toMillis(at - released);
+                System.out.printf("[redis] a waiter with a 30 s lease killed in line: the live waiter behind it got"
+                                + " the free lock %d ms after the release (%d ms after the kill)%n", afterRelease,
+                        TimeUnit.NANOSECONDS.toMillis(at - killed));
+                assertThat(afterRelease).as("release to the live waiter's grant, ms (dead waiter's lease 30 s)")
+                        .isLessThanOrEqualTo(DEAD_WAITER_BOUND.toMillis());
+            }
+        }
+    }
+
+    @Test
+    void aTryAcquireGetsAFreeLockSoonAfterItsOnlyWaiterWasKilled() throws Exception {
+        String name = unique("dead-only-waiter");
+        try (LockClient h = fixture.newClient(ClientConfig.lease(Duration.ofSeconds(30)));
+             LockClient other = fixture.newClient(ClientConfig.defaults())) {
+            Lease held = h.lock(name).acquire(Duration.ofSeconds(5));
+            try (WaiterProcess dead = WaiterProcess.start(RedisFixture.class, name, Duration.ofSeconds(30))) {
+                await().atMost(Duration.ofSeconds(20)).until(() -> lineLength(name) == 1);
+                dead.kill();
+                held.close();
+                long released = System.nanoTime();
+                AtomicReference<Lease> got = new AtomicReference<>();
+                await().atMost(Duration.ofSeconds(40)).pollInterval(Duration.ofMillis(20))
+                        .until(() -> other.lock(name).tryAcquire().map(l -> got.compareAndSet(null, l)).orElse(false));
+                long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - released);
+                System.out.printf("[redis] a waiter with a 30 s lease killed in line: tryAcquire() got the free lock"
+                        + " %d ms after the release%n", ms);
+                got.get().close();
+                assertThat(ms).as("release to a successful tryAcquire(), ms (dead waiter's lease 30 s)")
+                        .isLessThanOrEqualTo(DEAD_WAITER_BOUND.toMillis());
+            }
+        }
+    }
+
+    @Test
+    void aWaiterWhoseLeaseIsShorterThanItsPollIntervalKeepsItsPlaceInLine() throws Exception {
+        for (int round = 1; round <= 5; round++) {
+            String name = unique("short-lease");
+            try (LockClient h = fixture.newClient(ClientConfig.lease(Duration.ofSeconds(30)));
+                 LockClient shortLease = RedisLocks.builder(RedisURI.create(fixture.host(), fixture.port()))
+                         .keyPrefix(RedisFixture.PREFIX).leaseTime(Duration.ofMillis(200))
+                         .minPollInterval(Duration.ofMillis(500)).maxPollInterval(Duration.ofMillis(500)).build();
+                 LockClient later = fixture.newClient(new ClientConfig(Duration.ofSeconds(5), Duration.ofSeconds(30)))) {
+                Lease held = h.lock(name).acquire(Duration.ofSeconds(5));
+                List<String> order = new CopyOnWriteArrayList<>();
+                CompletableFuture<Void> first = CompletableFuture.runAsync(() -> {
+                    try (Lease l = shortLease.lock(name).acquire(Duration.ofSeconds(30))) {
+                        order.add("first arrival (200 ms lease, 500 ms poll)");
+                    }
+                });
+                await().atMost(Duration.ofSeconds(5)).until(() -> lineLength(name) == 1);
+                CompletableFuture<Void> second = CompletableFuture.runAsync(() -> {
+                    try (Lease l = later.lock(name).acquire(Duration.ofSeconds(30))) {
+                        order.add("second arrival");
+                    }
+                });
+                await().atMost(Duration.ofSeconds(5)).until(() -> lineLength(name) == 2);
+                // both wait through three of the first one's polls, seven of its leases
+                Thread.sleep(1500);
+                held.close();
+                first.get(30, TimeUnit.SECONDS);
+                second.get(30, TimeUnit.SECONDS);
+                assertThat(order).as("round %d of 5: order of service", round)
+                        .containsExactly("first arrival (200 ms lease, 500 ms poll)", "second arrival");
+            }
+        }
+    }
+}
