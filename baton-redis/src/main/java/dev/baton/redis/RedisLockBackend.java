@@ -36,6 +36,8 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -727,18 +729,31 @@ final class RedisLockBackend implements NotifiesReleases, ConfirmsGrants, ReadWr
 
     // ---- introspection -----------------------------------------------------------------------------------------
 
+    /**
+     * Every exclusive and write grant under the prefix, and every exclusive lock with a line: held ones with their
+     * line (in order, expired places dropped first by {@link Scripts#LINE}), free ones kept for a waiter with
+     * {@code held} false, the last token (from the counter) and their line. Writers' claims are not shown.
+     */
     @Override
     public List<LockInfo> inspect() {
         List<LockInfo> out = new ArrayList<>();
         try {
             List<String> time = commands.time();
             long nowMs = Long.parseLong(time.get(0)) * 1000 + Long.parseLong(time.get(1)) / 1000;
-            ScanArgs args = ScanArgs.Builder.matches(prefix + "{*}:[xw]").limit(500);
+            ScanArgs args = ScanArgs.Builder.matches(prefix + "{*}:[xwq]").limit(500);
             ScanCursor cursor = ScanCursor.INITIAL;
+            record Grant(LockInfo info, boolean exclusive) {
+            }
+            List<Grant> grants = new ArrayList<>();
+            Set<String> withLine = new LinkedHashSet<>();
             do {
                 KeyScanCursor<String> page = commands.scan(cursor, args);
                 for (String key : page.getKeys()) {
                     String name = RedisKeys.nameOf(prefix, key);
+                    if (name != null && key.endsWith(":q")) {
+                        withLine.add(name);
+                        continue;
+                    }
                     String v = name == null ? null : commands.get(key);
                     if (v == null) {
                         continue;
@@ -749,16 +764,55 @@ final class RedisLockBackend implements NotifiesReleases, ConfirmsGrants, ReadWr
                         log.debug("skipping key {}: not a Baton grant ({})", key, v);
                         continue;
                     }
-                    out.add(new LockInfo(name, parts[2], Long.parseLong(parts[0]),
+                    grants.add(new Grant(new LockInfo(name, parts[2], Long.parseLong(parts[0]),
                             Instant.ofEpochMilli(Long.parseLong(parts[1])),
-                            pttl >= 0 ? Instant.ofEpochMilli(nowMs + pttl) : null, pttl != -2));
+                            pttl >= 0 ? Instant.ofEpochMilli(nowMs + pttl) : null, pttl != -2), key.endsWith(":x")));
                 }
                 cursor = page;
             } while (!cursor.isFinished());
+            Set<String> exclusiveHeld = new HashSet<>();
+            for (Grant grant : grants) {
+                LockInfo g = grant.info();
+                List<LockInfo.Waiter> line = grant.exclusive() && withLine.contains(g.name()) ? line(g.name())
+                        : List.of();
+                if (grant.exclusive()) {
+                    exclusiveHeld.add(g.name());
+                }
+                out.add(new LockInfo(g.name(), g.holder(), g.fencingToken(), g.acquiredAt(), g.expiresAt(), g.held(),
+                        line));
+            }
+            for (String name : withLine) {
+                if (exclusiveHeld.contains(name)) {
+                    continue;
+                }
+                List<LockInfo.Waiter> line = line(name);
+                if (line.isEmpty()) {
+                    continue;
+                }
+                String counter = commands.get(RedisKeys.Lock.of(prefix, name).counter());
+                long token = counter != null && counter.matches("\\d{1,18}") ? Long.parseLong(counter) : -1;
+                out.add(new LockInfo(name, null, token, null, null, false, line));
+            }
         } catch (RedisException e) {
             throw failed("listing the locks under " + prefix, e);
         }
         return out;
+    }
+
+    /** The line of {@code name}, in order, after {@link Scripts#LINE} dropped its expired places. */
+    private List<LockInfo.Waiter> line(String name) {
+        RedisKeys.Lock k = RedisKeys.Lock.of(prefix, name);
+        List<Object> r = run(Scripts.LINE, ScriptOutputType.MULTI, "reading the line of '" + name + "'",
+                new String[] {k.line(), k.lineExpiry()});
+        List<LockInfo.Waiter> line = new ArrayList<>();
+        for (int i = 1; i + 2 < r.size(); i += 3) {
+            long arrivalUs = (long) Double.parseDouble((String) r.get(i + 1));
+            long expiryMs = (long) Double.parseDouble((String) r.get(i + 2));
+            line.add(new LockInfo.Waiter((String) r.get(i),
+                    Instant.ofEpochSecond(arrivalUs / 1_000_000, (arrivalUs % 1_000_000) * 1000),
+                    Instant.ofEpochMilli(expiryMs)));
+        }
+        return line;
     }
 
     @Override

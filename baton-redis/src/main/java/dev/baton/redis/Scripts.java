@@ -393,4 +393,22 @@ final class Scripts {
             table.insert(kept, 1, soonest)
             return kept
             """);
+
+    /**
+     * The line of one lock, for introspection, after removing its expired places. KEYS: line, line expiry.
+     * Returns {server now in ms, then per waiter in order: owner, arrival (µs), place expiry (ms)}, numbers as
+     * strings.
+     */
+    static final Script LINE = Script.of("line", """
+            local now = now_ms()
+            purge_line(KEYS[1], KEYS[2], now)
+            local out = {num(now)}
+            local members = redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')
+            for i = 1, #members, 2 do
+              out[#out + 1] = members[i]
+              out[#out + 1] = members[i + 1]
+              out[#out + 1] = redis.call('ZSCORE', KEYS[2], members[i]) or '0'
+            end
+            return out
+            """);
 }

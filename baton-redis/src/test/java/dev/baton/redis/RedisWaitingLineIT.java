@@ -2,6 +2,7 @@ package dev.baton.redis;
 
 import dev.baton.Lease;
 import dev.baton.LockClient;
+import dev.baton.LockInfo;
 import dev.baton.testkit.ClientConfig;
 import dev.baton.testkit.WaiterProcess;
 import io.lettuce.core.RedisURI;
@@ -12,6 +13,7 @@ import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
 
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -138,6 +140,69 @@ class RedisWaitingLineIT {
                 assertThat(order).as("round %d of 5: order of service", round)
                         .containsExactly("first arrival (200 ms lease, 500 ms poll)", "second arrival");
             }
+        }
+    }
+
+    @Test
+    void aDeadWaitersPlaceLeavesTheLineWithoutAReleaseOrAnOperator() throws Exception {
+        String name = unique("dead-place");
+        try (LockClient h = fixture.newClient(ClientConfig.lease(Duration.ofSeconds(30)));
+             LockClient live = fixture.newClient(new ClientConfig(Duration.ofSeconds(30), Duration.ofSeconds(30)))) {
+            Lease held = h.lock(name).acquire(Duration.ofSeconds(5));
+            try (WaiterProcess dead = WaiterProcess.start(RedisFixture.class, name, Duration.ofSeconds(30))) {
+                await().atMost(Duration.ofSeconds(20)).until(() -> lineLength(name) == 1);
+                CompletableFuture<Void> waiting = CompletableFuture.runAsync(() -> {
+                    try (Lease l = live.lock(name).acquire(Duration.ofSeconds(60))) {
+                        // granted once the holder lets go
+                    }
+                });
+                await().atMost(Duration.ofSeconds(5)).until(() -> lineLength(name) == 2);
+                long killed = System.nanoTime();
+                dead.kill();
+                // the lock stays held: nobody releases, nobody purges; the live waiter's client drops the dead place
+                await().atMost(DEAD_WAITER_BOUND).pollInterval(Duration.ofMillis(20)).until(() -> lineLength(name) == 1);
+                System.out.printf("[redis] a dead waiter's place (30 s lease) left the line of a held lock %d ms after"
+                        + " the kill%n", TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - killed));
+                assertThat(live.list()).filteredOn(i -> i.name().equals(name)).singleElement()
+                        .satisfies(i -> assertThat(i.line()).as("the line list() shows").singleElement()
+                                .satisfies(w -> assertThat(w.owner()).startsWith(live.clientId() + "#")));
+                held.close();
+                waiting.get(30, TimeUnit.SECONDS);
+            }
+        }
+    }
+
+    @Test
+    void listShowsTheLineInOrderWithWhenEachWaiterCameAndUntilWhenItsPlaceLives() throws Exception {
+        String name = unique("listed-line");
+        ClientConfig longLease = new ClientConfig(Duration.ofSeconds(30), Duration.ofSeconds(30));
+        try (LockClient h = fixture.newClient(longLease);
+             LockClient first = fixture.newClient(longLease);
+             LockClient second = fixture.newClient(longLease)) {
+            Lease held = h.lock(name).acquire(Duration.ofSeconds(5));
+            CompletableFuture<Void> a = CompletableFuture.runAsync(() -> first.lock(name).acquire(Duration.ofSeconds(60)).close());
+            await().atMost(Duration.ofSeconds(5)).until(() -> lineLength(name) == 1);
+            CompletableFuture<Void> b = CompletableFuture.runAsync(() -> second.lock(name).acquire(Duration.ofSeconds(60)).close());
+            await().atMost(Duration.ofSeconds(5)).until(() -> lineLength(name) == 2);
+            LockInfo info = h.list().stream().filter(i -> i.name().equals(name)).findFirst().orElseThrow();
+            assertThat(info.held()).isTrue();
+            assertThat(info.holder()).startsWith(h.clientId() + "#");
+            assertThat(info.line()).hasSize(2);
+            LockInfo.Waiter w1 = info.line().get(0);
+            LockInfo.Waiter w2 = info.line().get(1);
+            assertThat(w1.owner()).as("first in line").startsWith(first.clientId() + "#");
+            assertThat(w2.owner()).as("second in line").startsWith(second.clientId() + "#");
+            assertThat(w1.since()).isBefore(w2.since());
+            // the tests' Redis runs on this host: its clock is this machine's
+            Instant now = Instant.now();
+            for (LockInfo.Waiter w : info.line()) {
+                assertThat(w.aliveUntil()).as("%s: alive until (a heartbeat's second, not a 30 s lease)", w.owner())
+                        .isAfter(w.since()).isBefore(now.plusSeconds(3));
+            }
+            held.close();
+            a.get(30, TimeUnit.SECONDS);
+            b.get(30, TimeUnit.SECONDS);
+            assertThat(h.list()).filteredOn(i -> i.name().equals(name)).allSatisfy(i -> assertThat(i.line()).isEmpty());
         }
     }
 }
