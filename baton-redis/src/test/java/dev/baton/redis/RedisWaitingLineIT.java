@@ -5,7 +5,11 @@ import dev.baton.LockClient;
 import dev.baton.LockInfo;
 import dev.baton.testkit.ClientConfig;
 import dev.baton.testkit.WaiterProcess;
+import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
+import io.lettuce.core.event.command.CommandListener;
+import io.lettuce.core.event.command.CommandStartedEvent;
+import io.lettuce.core.protocol.CommandType;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -14,11 +18,15 @@ import org.junit.jupiter.api.Timeout;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -36,6 +44,8 @@ class RedisWaitingLineIT {
     /** Far below any lease in these tests, and far above the heartbeat's second, for a loaded machine. */
     private static final Duration DEAD_WAITER_BOUND = Duration.ofSeconds(5);
     private RedisFixture fixture;
+    /** One thread per waiting task (the common pool may have a single thread on a small machine). */
+    private final ExecutorService threads = Executors.newCachedThreadPool();
 
     @BeforeAll
     void open() {
@@ -44,6 +54,7 @@ class RedisWaitingLineIT {
 
     @AfterAll
     void close() {
+        threads.shutdownNow();
         fixture.close();
     }
 
@@ -68,7 +79,7 @@ class RedisWaitingLineIT {
                     try (Lease l = live.lock(name).acquire(Duration.ofSeconds(60))) {
                         return System.nanoTime();
                     }
-                });
+                }, threads);
                 await().atMost(Duration.ofSeconds(5)).until(() -> lineLength(name) == 2);
                 long killed = System.nanoTime();
                 dead.kill();
@@ -124,13 +135,13 @@ class RedisWaitingLineIT {
                     try (Lease l = shortLease.lock(name).acquire(Duration.ofSeconds(30))) {
                         order.add("first arrival (200 ms lease, 500 ms poll)");
                     }
-                });
+                }, threads);
                 await().atMost(Duration.ofSeconds(5)).until(() -> lineLength(name) == 1);
                 CompletableFuture<Void> second = CompletableFuture.runAsync(() -> {
                     try (Lease l = later.lock(name).acquire(Duration.ofSeconds(30))) {
                         order.add("second arrival");
                     }
-                });
+                }, threads);
                 await().atMost(Duration.ofSeconds(5)).until(() -> lineLength(name) == 2);
                 // both wait through three of the first one's polls, seven of its leases
                 Thread.sleep(1500);
@@ -155,7 +166,7 @@ class RedisWaitingLineIT {
                     try (Lease l = live.lock(name).acquire(Duration.ofSeconds(60))) {
                         // granted once the holder lets go
                     }
-                });
+                }, threads);
                 await().atMost(Duration.ofSeconds(5)).until(() -> lineLength(name) == 2);
                 long killed = System.nanoTime();
                 dead.kill();
@@ -180,9 +191,11 @@ class RedisWaitingLineIT {
              LockClient first = fixture.newClient(longLease);
              LockClient second = fixture.newClient(longLease)) {
             Lease held = h.lock(name).acquire(Duration.ofSeconds(5));
-            CompletableFuture<Void> a = CompletableFuture.runAsync(() -> first.lock(name).acquire(Duration.ofSeconds(60)).close());
+            CompletableFuture<Void> a = CompletableFuture.runAsync(() -> first.lock(name).acquire(Duration.ofSeconds(60)).close(),
+                    threads);
             await().atMost(Duration.ofSeconds(5)).until(() -> lineLength(name) == 1);
-            CompletableFuture<Void> b = CompletableFuture.runAsync(() -> second.lock(name).acquire(Duration.ofSeconds(60)).close());
+            CompletableFuture<Void> b = CompletableFuture.runAsync(() -> second.lock(name).acquire(Duration.ofSeconds(60)).close(),
+                    threads);
             await().atMost(Duration.ofSeconds(5)).until(() -> lineLength(name) == 2);
             LockInfo info = h.list().stream().filter(i -> i.name().equals(name)).findFirst().orElseThrow();
             assertThat(info.held()).isTrue();
@@ -203,6 +216,55 @@ class RedisWaitingLineIT {
             a.get(30, TimeUnit.SECONDS);
             b.get(30, TimeUnit.SECONDS);
             assertThat(h.list()).filteredOn(i -> i.name().equals(name)).allSatisfy(i -> assertThat(i.line()).isEmpty());
+        }
+    }
+
+    @Test
+    void theHeartbeatIsOneScriptPerClientForAllItsWaiters() throws Exception {
+        int waiters = 10;
+        AtomicInteger scripts = new AtomicInteger();
+        RedisClient mine = RedisClient.create(RedisURI.create(fixture.host(), fixture.port()));
+        mine.addListener(new CommandListener() {
+            @Override
+            public void commandStarted(CommandStartedEvent event) {
+                var type = event.getCommand().getType();
+                if (type == CommandType.EVALSHA || type == CommandType.EVAL) {
+                    scripts.incrementAndGet();
+                }
+            }
+        });
+        List<String> names = new ArrayList<>();
+        List<Lease> held = new ArrayList<>();
+        try (LockClient h = fixture.newClient(ClientConfig.lease(Duration.ofSeconds(60)));
+             LockClient c = RedisLocks.builder(mine).keyPrefix(RedisFixture.PREFIX).leaseTime(Duration.ofSeconds(30))
+                     .maxPollInterval(Duration.ofSeconds(60)).build()) {
+            for (int i = 0; i < waiters; i++) {
+                names.add(unique("beat"));
+                held.add(h.lock(names.get(i)).acquire(Duration.ofSeconds(5)));
+            }
+            List<CompletableFuture<Void>> waiting = new ArrayList<>();
+            for (String name : names) {
+                waiting.add(CompletableFuture.runAsync(() -> c.lock(name).acquire(Duration.ofSeconds(60)).close(), threads));
+            }
+            await().atMost(Duration.ofSeconds(10)).until(() -> names.stream().allMatch(n -> lineLength(n) == 1));
+            Thread.sleep(6000); // the waiters' backoff grows to seconds: what remains is mostly the heartbeat
+            scripts.set(0);
+            long start = System.nanoTime();
+            Thread.sleep(2000);
+            long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+            int calls = scripts.get();
+            System.out.printf("[redis] %d script calls in %d ms from one client keeping %d places in line (heartbeat"
+                    + " every %d ms, polls every few seconds): %.2f per waiter per second%n", calls, ms, waiters,
+                    RedisLockBackend.HEARTBEAT_INTERVAL.toMillis(), calls * 1000.0 / ms / waiters);
+            assertThat(names).as("every place is still in line").allSatisfy(n -> assertThat(lineLength(n)).isOne());
+            assertThat(calls).as("one heartbeat per interval for all %d places, plus at most one poll per waiter",
+                    waiters).isBetween(1, (int) (ms / RedisLockBackend.HEARTBEAT_INTERVAL.toMillis()) + 2 + waiters);
+            held.forEach(Lease::close);
+            for (CompletableFuture<Void> w : waiting) {
+                w.get(30, TimeUnit.SECONDS);
+            }
+        } finally {
+            mine.shutdown();
         }
     }
 }
