@@ -566,7 +566,7 @@ class JdbcLeaseTableIT {
                 assertThat(got.fencingToken()).isGreaterThan(held.fencingToken());
             }
             assertThat(held.isValid()).as("the hook released the holder before the wait").isFalse();
-            List<String> full = recorded.sql().subList(before, recorded.sql().size());
+            List<String> full = recorded.sqlFrom(before);
             int wait = -1;
             for (int i = 0; i < full.size(); i++) {
                 if (full.get(i).contains("IF(GET_LOCK")) {
