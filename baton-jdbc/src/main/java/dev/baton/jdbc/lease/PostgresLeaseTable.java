@@ -47,6 +47,8 @@ final class PostgresLeaseTable extends LeaseTable {
                 + " INSERT INTO " + table + " AS t (name, owner, token, acquired_at, expires_at)"
                 + " SELECT ?, ?, nextval('" + sequence + "'), now(), now() + make_interval(secs => ?)"
                 + " FROM " + PgDurableCommit.FROM_ITEM
+                // a missing row (never used, or purged) is inserted only if nobody else is ahead in line either
+                + " WHERE NOT " + aheadSql()
                 + " ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, token = nextval('" + sequence + "'),"
                 + "  acquired_at = now(), expires_at = excluded.expires_at"
                 + " WHERE t.expires_at <= now() AND NOT " + aheadSql()
@@ -129,6 +131,62 @@ final class PostgresLeaseTable extends LeaseTable {
                 + " ON CONFLICT (name, owner) DO UPDATE SET expires_at = excluded.expires_at";
     }
 
+    /** Not flushed at commit, as a ticket: deleting dead tickets is housekeeping (one lost in a crash: done again). */
+    @Override
+    String deleteDeadTicketsSql() {
+        return "DELETE FROM " + queue + " USING (SELECT set_config('synchronous_commit', 'off', true)) AS async"
+                + " WHERE expires_at <= now() + make_interval(secs => ?)";
+    }
+
+    /**
+     * One statement for all of a client's places, arrays as the renewal's, not flushed at commit (a refresh lost in
+     * a server crash only lets a ticket expire: its waiter's next heartbeat finds it and refreshes it, or its next
+     * attempt takes a new place; the line orders grants, it never makes one). With {@code turns}, the same
+     * statement tells which of the places face a free lock with nobody ahead: the release's notice named the head of
+     * the line, and if that waiter died, nobody else would look before its own poll.
+     */
+    @Override
+    public Heartbeat refreshPlaces(Connection c, List<Ticket> tickets, long ttlMillis, boolean turns)
+            throws SQLException {
+        String[] names = new String[tickets.size()];
+        String[] owners = new String[tickets.size()];
+        for (int i = 0; i < tickets.size(); i++) {
+            names[i] = tickets.get(i).name();
+            owners[i] = tickets.get(i).owner();
+        }
+        Array a1 = c.createArrayOf("text", names);
+        Array a2 = c.createArrayOf("text", owners);
+        String turn = !turns ? "false" : "NOT EXISTS (SELECT 1 FROM " + table + " l WHERE l.name = f.name AND "
+                + heldSql("l") + ") AND NOT EXISTS (SELECT 1 FROM " + queue + " o WHERE o.name = f.name"
+                + " AND o.owner <> f.owner AND o.expires_at > now() AND (o.enqueued_at < f.enqueued_at"
+                + " OR (o.enqueued_at = f.enqueued_at AND o.owner < f.owner)))";
+        try (PreparedStatement ps = c.prepareStatement("WITH f AS (UPDATE " + queue + " AS q"
+                + " SET expires_at = now() + make_interval(secs => ?)"
+                + " FROM unnest(?::text[], ?::text[]) AS r(name, owner),"
+                + " (SELECT set_config('synchronous_commit', 'off', true)) AS async"
+                + " WHERE q.name = r.name AND q.owner = r.owner RETURNING q.name, q.owner, q.enqueued_at)"
+                + " SELECT f.name, f.owner, " + turn + " FROM f")) {
+            ps.setDouble(1, ttlMillis / 1000.0);
+            ps.setArray(2, a1);
+            ps.setArray(3, a2);
+            Set<Ticket> refreshed = new HashSet<>();
+            Set<Ticket> turnsNow = new HashSet<>();
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    Ticket t = new Ticket(rs.getString(1), rs.getString(2));
+                    refreshed.add(t);
+                    if (rs.getBoolean(3)) {
+                        turnsNow.add(t);
+                    }
+                }
+            }
+            return new Heartbeat(refreshed, turnsNow);
+        } finally {
+            a1.free();
+            a2.free();
+        }
+    }
+
     /**
      * One statement, one commit: the upsert takes the row only if it is free and the caller is first in line,
      * and the same statement deletes the caller's ticket when it did.
@@ -140,7 +198,8 @@ final class PostgresLeaseTable extends LeaseTable {
             ps.setString(1, name);
             ps.setString(2, owner);
             ps.setDouble(3, leaseMillis / 1000.0);
-            int next = bindAhead(ps, 4, name, owner);
+            int next = bindAhead(ps, 4, name, owner); // the insert's line
+            next = bindAhead(ps, next, name, owner); // the update's line
             ps.setString(next, name);
             ps.setString(next + 1, owner);
             ps.setString(next + 2, name);
