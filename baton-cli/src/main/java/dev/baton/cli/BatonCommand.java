@@ -5,6 +5,7 @@ import dev.baton.LockBackendException;
 import dev.baton.LockException;
 import dev.baton.LockInterruptedException;
 import dev.baton.checker.CheckCommand;
+import dev.baton.checker.Secrets;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -15,6 +16,7 @@ import picocli.CommandLine.Spec;
 
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.util.ArrayList;
 import java.sql.SQLException;
 import java.util.List;
 import java.util.Map;
@@ -119,7 +121,8 @@ public final class BatonCommand implements Callable<Integer> {
         CommandLine cmd = e.getCommandLine();
         PrintWriter err = cmd.getErr();
         String name = cmd.getCommandSpec().qualifiedName();
-        err.println("baton: " + DatabaseUrl.hidePassword(oneLine(e.getMessage())) + " (see '" + name + " --help')");
+        err.println("baton: " + Secrets.hide(oneLine(e.getMessage()), urlsIn(List.of(args))) + " (see '" + name
+                + " --help')");
         return ExitCodes.USAGE;
     }
 
@@ -149,7 +152,8 @@ public final class BatonCommand implements Callable<Integer> {
             message = "internal error (a bug in baton: please report it with the output of --verbose): "
                     + (e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName());
         }
-        String line = DatabaseUrl.hidePassword(cliWords(oneLine(message)));
+        List<String> urls = urlsIn(parsed.originalArgs());
+        String line = Secrets.hide(cliWords(oneLine(message)), urls);
         if (url.isPresent()) {
             line = url.get().scrub(line);
         }
@@ -158,13 +162,37 @@ public final class BatonCommand implements Callable<Integer> {
             // a driver's message may repeat the URL: the trace gets the same scrubbing as the line above
             StringWriter trace = new StringWriter();
             e.printStackTrace(new PrintWriter(trace));
-            String text = DatabaseUrl.hidePassword(trace.toString());
+            String text = Secrets.hide(trace.toString(), urls);
             err.print(url.isPresent() ? url.get().scrub(text) : text);
         } else if (status == ExitCodes.SOFTWARE) {
             err.println("baton: run again with --verbose for the stack trace");
         }
         err.flush();
         return status;
+    }
+
+    /**
+     * The URLs this command line and its environment name ({@code --url X}, {@code --url=X}, {@value
+     * DatabaseUrl#ENV}), whose secrets no printed line may contain.
+     */
+    static List<String> urlsIn(List<String> args) {
+        List<String> urls = new ArrayList<>();
+        for (int i = 0; i < args.size(); i++) {
+            String a = args.get(i);
+            if (a.equals("--")) {
+                break;
+            }
+            if (a.equals("--url") && i + 1 < args.size()) {
+                urls.add(args.get(i + 1));
+            } else if (a.startsWith("--url=")) {
+                urls.add(a.substring("--url=".length()));
+            }
+        }
+        String env = System.getenv(DatabaseUrl.ENV);
+        if (env != null && !env.isBlank()) {
+            urls.add(env);
+        }
+        return urls;
     }
 
     private static boolean isDatabaseFailure(Throwable e) {

@@ -1,14 +1,12 @@
 package dev.baton.cli;
 
+import dev.baton.checker.Secrets;
+
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /**
  * A lock server URL the CLI can open: which kind of server, the URL handed to its driver, and the URL as the user
@@ -28,10 +26,6 @@ record DatabaseUrl(Kind kind, String jdbcUrl, String shown, String rawUrl) {
     static final String SUPPORTED = "jdbc:postgresql:, jdbc:mariadb:, jdbc:mysql:, jdbc:sqlite:, redis://, rediss:// or"
             + " zookeeper://";
     private static final String SQLITE_PREFIX = "jdbc:sqlite:";
-    /** The value of a {@code password=} parameter, in a URL or in any text that contains one. */
-    private static final Pattern PASSWORD_PARAMETER = Pattern.compile("(?i)(?<=[?&;]password=)([^&;\\s]*)");
-    /** The password of {@code //user:password@host}: up to the last {@code @} before the path. */
-    private static final Pattern USER_INFO_PASSWORD = Pattern.compile("//[^\\s/?;:@]*:([^\\s/?]*)@");
 
     @Override
     public String toString() {
@@ -146,7 +140,7 @@ record DatabaseUrl(Kind kind, String jdbcUrl, String shown, String rawUrl) {
      */
     static DatabaseUrl parse(String url, String source) {
         String lower = url.toLowerCase(Locale.ROOT);
-        String shown = hidePassword(url);
+        String shown = Secrets.hide(url);
         if (lower.startsWith("jdbc:postgresql:")) {
             return new DatabaseUrl(Kind.POSTGRESQL, url, shown, url);
         }
@@ -172,42 +166,10 @@ record DatabaseUrl(Kind kind, String jdbcUrl, String shown, String rawUrl) {
     }
 
     /**
-     * The URL with every password replaced by {@code ***}: the value of any {@code password=} parameter
-     * ({@code ?}, {@code &} or {@code ;} separated, any case) and the password of {@code //user:password@host}
-     * (up to the last {@code @} before the path, so an {@code @} in the password is hidden too). Works on any
-     * text that contains such URLs, such as a message.
+     * {@code text} with every secret of this URL removed (as written and percent-decoded), and those of any other
+     * URL written in it ({@link Secrets#hide(String, java.util.Collection)}).
      */
-    static String hidePassword(String url) {
-        String text = url;
-        for (String secret : passwords(url)) {
-            text = text.replace(secret, "***");
-        }
-        return text;
-    }
-
-    /**
-     * The passwords written in a URL, longest first, so that they can be removed from any text (a driver's
-     * message, say) before it is printed.
-     */
-    static List<String> passwords(String url) {
-        List<String> found = new ArrayList<>();
-        for (Pattern p : List.of(PASSWORD_PARAMETER, USER_INFO_PASSWORD)) {
-            Matcher m = p.matcher(url);
-            while (m.find()) {
-                found.add(m.group(1));
-            }
-        }
-        found.removeIf(String::isEmpty);
-        found.sort(Comparator.comparingInt(String::length).reversed());
-        return found;
-    }
-
-    /** Replaces every password of this URL in {@code text} with {@code ***}. */
     String scrub(String text) {
-        String out = text;
-        for (String secret : passwords(rawUrl)) {
-            out = out.replace(secret, "***");
-        }
-        return out;
+        return Secrets.hide(text, List.of(rawUrl));
     }
 }
