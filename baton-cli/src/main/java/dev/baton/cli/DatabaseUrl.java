@@ -57,7 +57,7 @@ record DatabaseUrl(Kind kind, String jdbcUrl, String shown, String rawUrl) {
      * Picks the URL: the option if given, else {@value #ENV}, else the embedded SQLite file
      * {@code ~/.baton/baton.db}.
      *
-     * @throws BatonFailure (64) for an empty or unsupported URL
+     * @throws BatonFailure (64) for an empty, unsupported or malformed URL ({@link UrlChecks})
      */
     static DatabaseUrl resolve(String option, Map<String, String> env, Path home) {
         if (option != null) {
@@ -86,7 +86,7 @@ record DatabaseUrl(Kind kind, String jdbcUrl, String shown, String rawUrl) {
      * inside a URL, and the driver does not either).
      *
      * @param source where it came from ({@code --url} or {@value #ENV}), for the message
-     * @throws BatonFailure (64) naming the supported prefixes
+     * @throws BatonFailure (64) naming the supported prefixes, or what is wrong with the URL ({@link UrlChecks})
      */
     static DatabaseUrl parse(String url, String source, Path home) {
         return parse(expandHome(url, home), source);
@@ -136,18 +136,22 @@ record DatabaseUrl(Kind kind, String jdbcUrl, String shown, String rawUrl) {
      * Parses a URL as written (no {@code ~} expansion).
      *
      * @param source where it came from ({@code --url} or {@value #ENV}), for the message
-     * @throws BatonFailure (64) naming the supported prefixes
+     * @throws BatonFailure (64) naming the supported prefixes, or what is wrong with the URL ({@link UrlChecks})
      */
     static DatabaseUrl parse(String url, String source) {
         String lower = url.toLowerCase(Locale.ROOT);
         String shown = Secrets.hide(url);
+        UrlChecks.refuseUnsupportedScheme(lower, shown, source);
         if (lower.startsWith("jdbc:postgresql:")) {
+            UrlChecks.jdbc(url, shown, source);
             return new DatabaseUrl(Kind.POSTGRESQL, url, shown, url);
         }
         if (lower.startsWith("jdbc:mariadb:")) {
+            UrlChecks.jdbc(url, shown, source);
             return new DatabaseUrl(Kind.MARIADB, url, shown, url);
         }
         if (lower.startsWith("jdbc:mysql:")) {
+            UrlChecks.jdbc(url, shown, source);
             // The MariaDB driver speaks to MySQL too, but only accepts its own scheme by default.
             return new DatabaseUrl(Kind.MARIADB, "jdbc:mariadb:" + url.substring("jdbc:mysql:".length()), shown, url);
         }
@@ -156,9 +160,11 @@ record DatabaseUrl(Kind kind, String jdbcUrl, String shown, String rawUrl) {
         }
         if ((lower.startsWith("redis://") && url.length() > "redis://".length())
                 || (lower.startsWith("rediss://") && url.length() > "rediss://".length())) {
+            UrlChecks.redis(url, shown, source);
             return new DatabaseUrl(Kind.REDIS, url, shown, url);
         }
         if (lower.startsWith("zookeeper://") && url.length() > "zookeeper://".length()) {
+            UrlChecks.zooKeeper(url, shown, source);
             return new DatabaseUrl(Kind.ZOOKEEPER, url.substring("zookeeper://".length()), shown, url);
         }
         throw new BatonFailure(ExitCodes.USAGE, "unsupported database URL '" + shown + "' (from " + source
