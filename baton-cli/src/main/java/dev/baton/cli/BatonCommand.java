@@ -6,6 +6,7 @@ import dev.baton.LockException;
 import dev.baton.LockInterruptedException;
 import dev.baton.checker.CheckCommand;
 import dev.baton.checker.Secrets;
+import io.lettuce.core.RedisConnectionException;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -16,6 +17,8 @@ import picocli.CommandLine.Spec;
 
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.net.ConnectException;
+import java.net.UnknownHostException;
 import java.util.ArrayList;
 import java.sql.SQLException;
 import java.util.List;
@@ -44,11 +47,13 @@ import java.util.concurrent.Callable;
                 CommandLine.HelpCommand.class},
         exitCodeListHeading = "%nExit status (each command's --help lists its own):%n",
         exitCodeList = {"0:success (status: held)", "1:status: free; release: nothing released",
-                "64:bad arguments", "66:no lock table (or SQLite file) where list/status/release/purge looked",
+                "64:bad arguments, or an unsupported or malformed URL (checked before any connection)",
+                "66:no lock table (or SQLite file) where list/status/release/purge looked",
                 "69:database unreachable, or a database error",
                 "70:internal error: a bug in baton (please report it with the --verbose output)",
                 "75:run: lock not acquired within --wait", "76:run: lease lost while the command ran",
-                "77:database refused: credentials, unknown database, permission, read-only SQLite file"})
+                "77:server refused: credentials, unknown database or ZooKeeper chroot, permission (a ZooKeeper"
+                        + " ACL, Redis NOAUTH/WRONGPASS/NOPERM), read-only SQLite file"})
 public final class BatonCommand implements Callable<Integer> {
     private static final String LOG_PREFIX = "org.slf4j.simpleLogger.";
     /** The library's words for its settings, said as the CLI's options (applied in this order). */
@@ -146,7 +151,8 @@ public final class BatonCommand implements Callable<Integer> {
             message = database.getMessage();
         } else if (e instanceof LockException || isDatabaseFailure(e)) {
             status = ExitCodes.UNAVAILABLE;
-            message = e.getMessage();
+            message = isConnectionFailure(e) && !(e instanceof LockException)
+                    ? "cannot reach the server (unreachable): " + e.getMessage() : e.getMessage();
         } else {
             status = ExitCodes.SOFTWARE;
             message = "internal error (a bug in baton: please report it with the output of --verbose): "
@@ -197,7 +203,18 @@ public final class BatonCommand implements Callable<Integer> {
 
     private static boolean isDatabaseFailure(Throwable e) {
         return e instanceof LockBackendException || e instanceof HikariPool.PoolInitializationException
-                || rootCause(e) instanceof SQLException;
+                || rootCause(e) instanceof SQLException || isConnectionFailure(e);
+    }
+
+    /** A client library's own connection failure ({@code baton check}'s connections raise them unwrapped). */
+    private static boolean isConnectionFailure(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof ConnectException || t instanceof UnknownHostException
+                    || t instanceof RedisConnectionException) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** The database the failing command was talking to, if it resolved one (found through its mixins). */
