@@ -35,8 +35,11 @@ import java.util.concurrent.TimeUnit;
 final class DatabaseOptions {
     @Option(names = "--url", paramLabel = "URL",
             description = {"Lock database: jdbc:postgresql:…, jdbc:mariadb:…, jdbc:mysql:… (MariaDB driver), "
-                    + "jdbc:sqlite:FILE (~/ is your home directory), or Redis: redis://[:PASSWORD@]HOST[:PORT][/DB]"
-                    + " (rediss:// for TLS), or ZooKeeper: zookeeper://HOST:PORT[,HOST:PORT…][/CHROOT].",
+                    + "jdbc:sqlite:FILE (~/ is your home directory), or Redis:"
+                    + " redis://[[USER]:PASSWORD@]HOST[:PORT][/DB] (rediss:// for TLS; %%2F for a / in the password),"
+                    + " or ZooKeeper:"
+                    + " zookeeper://HOST:PORT[,HOST:PORT…][/CHROOT] (the chroot must exist; no credentials)."
+                    + " Checked before connecting; passwords are never printed.",
                     "Default: $" + DatabaseUrl.ENV + ", else the embedded SQLite file ~/.baton/baton.db."})
     String url;
 
