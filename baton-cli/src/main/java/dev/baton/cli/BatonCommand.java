@@ -113,13 +113,31 @@ public final class BatonCommand implements Callable<Integer> {
         OptionSpec checkUrl = check.findOption("--url");
         check.remove(checkUrl);
         check.addOption(OptionSpec.builder(checkUrl)
-                .converters(value -> DatabaseUrl.expandHome(value, DatabaseOptions.home())).build());
+                .converters(BatonCommand::checkUrl).build());
         cli.setOut(out);
         cli.setErr(err);
         cli.getSubcommands().get("run").setStopAtPositional(true);
         cli.setParameterExceptionHandler(BatonCommand::usageError);
         cli.setExecutionExceptionHandler(BatonCommand::failure);
         return cli;
+    }
+
+    /**
+     * A {@code baton check --url}: {@code ~/} expanded, and a URL of a backend the CLI knows checked as every other
+     * command checks it ({@link UrlChecks}); a URL of another scheme is left to the strategy that takes it.
+     */
+    private static String checkUrl(String value) {
+        String url = DatabaseUrl.expandHome(value, DatabaseOptions.home());
+        String lower = url.toLowerCase(java.util.Locale.ROOT);
+        if (lower.startsWith("jdbc:postgresql:") || lower.startsWith("jdbc:mariadb:") || lower.startsWith("jdbc:mysql:")
+                || lower.startsWith("redis") || lower.startsWith("zookeeper:")) {
+            try {
+                DatabaseUrl.parse(url, "--url");
+            } catch (BatonFailure f) {
+                throw new CommandLine.TypeConversionException(f.getMessage());
+            }
+        }
+        return url;
     }
 
     private static int usageError(ParameterException e, String[] args) {

@@ -61,4 +61,19 @@ class UrlCheckTest {
         assertThat(r.status()).as(r.err()).isEqualTo(ExitCodes.USAGE);
         assertThat(r.err()).contains(named).doesNotContain("zq7").doesNotContain("w8k");
     }
+
+    @ParameterizedTest(name = "{0}")
+    @CsvSource(delimiter = '|', quoteCharacter = '`', textBlock = """
+            zookeeper://127.0.0.1:2181/app?x=1               | query string
+            redis://127.0.0.1:0                              | port 0
+            jdbc:postgresql://127.0.0.1:65536/test           | port 65536
+            redis://:zq7/w8k@127.0.0.1:6379                  | %2F
+            """)
+    void batonCheckChecksItsUrlsTheSameWay(String url, String named) {
+        BatonCommandTest.Result r = baton("check", "--url", url, "--profile", "quick", "--duration", "1s",
+                "--workers", "2", "--faults", "none");
+
+        assertThat(r.status()).as(r.out() + r.err()).isEqualTo(ExitCodes.USAGE);
+        assertThat(r.err()).contains(named).doesNotContain("zq7").doesNotContain("w8k");
+    }
 }
