@@ -72,11 +72,13 @@ import java.util.concurrent.TimeoutException;
         exitCodeListHeading = "%nExit status:%n",
         exitCodeList = {
                 "N:the command's status (128+signal if a signal ended it)",
-                "64:bad arguments, or a lock name used with the other --strategy in that table",
+                "64:bad arguments or URL, or a lock name used with the other --strategy in that table",
                 "69:database unreachable",
                 "70:internal error",
                 "75:lock not acquired within --wait (or --conflict-exit-code)",
                 "76:lease lost while the command ran (or --conflict-exit-code)",
+                "77:server refused (credentials, unknown database or ZooKeeper chroot, permission,"
+                        + " read-only SQLite file)",
                 "129/130/143:SIGHUP/SIGINT/SIGTERM was passed on to the command's group, which had not ended"
                         + " --grace later and was killed",
                 "126/127:the command could not be started / was not found"})
