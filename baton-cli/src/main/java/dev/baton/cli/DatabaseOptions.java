@@ -2,6 +2,7 @@ package dev.baton.cli;
 
 import dev.baton.ForcedRelease;
 import dev.baton.LockClient;
+import dev.baton.LockInfo;
 import dev.baton.LockException;
 import dev.baton.jdbc.JdbcLockClient;
 import dev.baton.jdbc.JdbcLocks;
@@ -337,6 +338,23 @@ final class DatabaseOptions {
                 return zk.forceRelease(name, token);
             }
             return ((RedisLockClient) client).forceRelease(name, token);
+        }
+
+        /**
+         * The operator's removal of a place in line, on a JDBC or Redis client.
+         *
+         * @throws BatonFailure (64) on ZooKeeper, whose waiters' places are member nodes that end with their sessions
+         */
+        Optional<LockInfo.Waiter> removeFromLine(String name, String owner, DatabaseUrl url) {
+            if (client instanceof JdbcLockClient jdbc) {
+                return jdbc.removeFromLine(name, owner);
+            }
+            if (client instanceof RedisLockClient redis) {
+                return redis.removeFromLine(name, owner);
+            }
+            throw new BatonFailure(ExitCodes.USAGE, "--waiter is not supported on " + url.shown() + ": a ZooKeeper"
+                    + " waiter's place is its member node, which ends with its session (a dead waiter's when its"
+                    + " session expires)", null);
         }
 
         /**

@@ -12,8 +12,10 @@ public final class ExitCodes {
      * (a bad port, ZooKeeper chroot, query string, credentials the backend cannot take), found before any connection.
      */
     public static final int USAGE = 64;
-    /** Not held ({@code status}), or nothing released ({@code release}). */
+    /** Free ({@code status}), or nothing released or removed ({@code release}, {@code release --waiter}). */
     public static final int NOT_HELD = 1;
+    /** Free, but kept for the head of its line ({@code status}): only that waiter can take the lock. */
+    public static final int KEPT_FOR_WAITER = 2;
     /** No lock table (or no SQLite file) where a command that never creates one looked. */
     public static final int NO_TABLE = 66;
     /** The database is unreachable (no connection, or a SQLite file that cannot be opened), or failed. */

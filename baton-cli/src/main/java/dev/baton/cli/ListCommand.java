@@ -21,9 +21,15 @@ import java.util.concurrent.Callable;
  * held now — as a table (or JSON with {@code --json}). Never creates anything; reads a read-only SQLite file.
  */
 @Command(name = "list", mixinStandardHelpOptions = true, usageHelpAutoWidth = true, headerHeading = "%n",
-        header = "List the locks: held or free, fencing token, expiry, acquisition, holder, name.",
+        header = "List the locks: held, kept or free, fencing token, expiry, acquisition, holder, name, and"
+                + " who waits in line.",
         description = {"Times are the database server's, as ISO-8601 instants. A free lock shows holder '-'"
                 + " and, as EXPIRES, when its last lease ended; a session lock shows EXPIRES 'session'.",
+                "STATE 'kept': the lock is free but kept for the head of its line, and only that waiter can take it."
+                + " Under each lock, one indented line per place in its line, first first: the waiter, since when"
+                + " it waits, and until when its place lives unless its client's heartbeat renews it; 'dead' for a"
+                + " place whose heartbeat stopped (it counts for nothing; the backend deletes it). A lock that has"
+                + " a line but no row yet shows '-' for token and times.",
                 "NAME comes last so that long names keep the columns aligned. Characters that a terminal would"
                 + " hide or reorder (controls, bidirectional marks, zero-width and unusual spaces, a space at"
                 + " either end) are shown as escapes: \\u202E, and \\\\ for a backslash. --json prints every"
@@ -42,20 +48,41 @@ final class ListCommand implements Callable<Integer> {
     @Mixin
     DatabaseOptions database;
 
-    @Option(names = "--json", description = "Print a JSON array: name, state (held|free), strategy"
-            + " (lease|session), holder, token, acquiredAt, expiresAt (null where unknown).")
+    @Option(names = "--json", description = "Print a JSON array: name, state (held|kept|free), strategy"
+            + " (lease|session), holder, token, acquiredAt, expiresAt (null where unknown), keptFor (the head of"
+            + " the line a free lock is kept for, else null), line (the places in line, first first: owner,"
+            + " since, aliveUntil, alive).")
     boolean json;
 
     /** One lock as {@code --json} prints it. */
     record Entry(String name, String state, String strategy, String holder, Long token, String acquiredAt,
-                 String expiresAt) {
+                 String expiresAt, String keptFor, List<Place> line) {
         static Entry of(LockInfo info) {
-            boolean session = info.expiresAt() == null;
-            return new Entry(info.name(), info.held() ? "held" : "free", session ? "session" : "lease",
+            return new Entry(info.name(), ListCommand.state(info), isSession(info) ? "session" : "lease",
                     info.held() ? info.holder() : null, info.fencingToken() < 0 ? null : info.fencingToken(),
                     info.acquiredAt() == null ? null : info.acquiredAt().toString(),
-                    info.expiresAt() == null ? null : info.expiresAt().toString());
+                    info.expiresAt() == null ? null : info.expiresAt().toString(),
+                    info.keptFor().map(LockInfo.Waiter::owner).orElse(null),
+                    info.line().stream().map(Place::of).toList());
         }
+    }
+
+    /** One place in line as {@code --json} prints it. */
+    record Place(String owner, String since, String aliveUntil, boolean alive) {
+        static Place of(LockInfo.Waiter w) {
+            return new Place(w.owner(), w.since() == null ? null : w.since().toString(),
+                    w.aliveUntil() == null ? null : w.aliveUntil().toString(), w.alive());
+        }
+    }
+
+    /** "held", "kept" (free, but kept for the head of its line) or "free". */
+    static String state(LockInfo info) {
+        return info.held() ? "held" : info.keptFor().isPresent() ? "kept" : "free";
+    }
+
+    /** A session lock (or a ZooKeeper hold): held, with no lease end. A free lock with no row is a lease lock. */
+    static boolean isSession(LockInfo info) {
+        return info.held() && info.expiresAt() == null;
     }
 
     @Override
@@ -103,9 +130,9 @@ final class ListCommand implements Callable<Integer> {
         List<List<String>> rows = new ArrayList<>();
         rows.add(HEADER);
         for (LockInfo info : locks) {
-            rows.add(List.of(info.held() ? "held" : "free",
+            rows.add(List.of(state(info),
                     info.fencingToken() < 0 ? "-" : Long.toString(info.fencingToken()),
-                    info.expiresAt() == null ? "session" : info.expiresAt().toString(),
+                    isSession(info) ? "session" : info.expiresAt() == null ? "-" : info.expiresAt().toString(),
                     info.acquiredAt() == null ? "-" : info.acquiredAt().toString(),
                     info.held() && info.holder() != null ? Names.escape(info.holder()) : "-",
                     Names.escape(info.name())));
@@ -116,7 +143,8 @@ final class ListCommand implements Callable<Integer> {
                 widths[i] = Math.max(widths[i], row.get(i).codePointCount(0, row.get(i).length()));
             }
         }
-        for (List<String> row : rows) {
+        for (int r = 0; r < rows.size(); r++) {
+            List<String> row = rows.get(r);
             StringBuilder line = new StringBuilder();
             for (int i = 0; i < row.size(); i++) {
                 String cell = row.get(i);
@@ -126,6 +154,9 @@ final class ListCommand implements Callable<Integer> {
                 }
             }
             out.println(line);
+            if (r > 0) {
+                StatusCommand.line(locks.get(r - 1)).forEach(out::println);
+            }
         }
         out.flush();
     }

@@ -20,9 +20,11 @@ import java.util.concurrent.Callable;
 /**
  * {@code baton release NAME [--token T]}: an operator's force release of a stuck lease lock. Session locks
  * are refused: they live in their holder's database session, which only its holder or the server can end.
+ * {@code baton release NAME --waiter OWNER}: removes a place in the lock's line instead.
  */
 @Command(name = "release", mixinStandardHelpOptions = true, usageHelpAutoWidth = true, headerHeading = "%n",
-        header = "Force-release a stuck lease lock (with --token, only that grant).",
+        header = "Force-release a stuck lease lock (with --token, only that grant), or remove a place in its line"
+                + " (--waiter).",
         description = {"Ends the grant that holds the lock now, whoever holds it, and says what it released."
                 + " The holder learns at its next renewal that its lease is lost (a 'baton run' holding it then"
                 + " stops its command and exits 76); it can never release or renew a later grant.",
@@ -31,9 +33,16 @@ import java.util.concurrent.Callable;
                 "A session lock (--strategy session) is held by its holder's database session and cannot be"
                 + " released from outside it: the message names that session; stop the holder, or end the"
                 + " session on the server yourself.",
+                "--waiter OWNER removes OWNER's place in the lock's line instead (OWNER as 'baton status' shows"
+                + " it), alive or dead, and says what it removed; the holder is not touched. A live waiter whose"
+                + " place is removed keeps waiting and takes a new place at the back; a dead one's place (its"
+                + " waiter died) is gone, so the lock is no longer kept for it. Not on ZooKeeper (exit 64), where a"
+                + " place is the waiter's member node and ends with its session.",
                 "Nothing is created; a missing table is an error."},
         exitCodeListHeading = "%nExit status:%n",
-        exitCodeList = {"0:released", "1:nothing released: not held, held under another token, or a session lock (or a name used with --strategy session)",
+        exitCodeList = {"0:released (--waiter: the place removed)",
+                "1:nothing released: not held, held under another token, or a session lock (or a name used with"
+                        + " --strategy session); --waiter: OWNER has no place in the lock's line",
                 "64:bad arguments or URL", "66:no lock table (or SQLite file) there", "69:database unreachable",
                 "77:server refused (credentials, unknown database or ZooKeeper chroot, permission,"
                         + " read-only SQLite file)"})
@@ -47,6 +56,10 @@ final class ReleaseCommand implements Callable<Integer> {
     @Option(names = "--token", paramLabel = "T", description = "Release only the grant with this fencing token.")
     Long token;
 
+    @Option(names = "--waiter", paramLabel = "OWNER", description = "Remove this waiter's place in the lock's line"
+            + " (alive or dead) instead of releasing the lock.")
+    String waiter;
+
     @Mixin
     DatabaseOptions database;
 
@@ -57,8 +70,19 @@ final class ReleaseCommand implements Callable<Integer> {
         } catch (IllegalArgumentException e) {
             throw new ParameterException(spec.commandLine(), "invalid lock name: " + e.getMessage());
         }
+        if (waiter != null && token != null) {
+            throw new ParameterException(spec.commandLine(), "--waiter and --token exclude each other: --waiter"
+                    + " removes a place in line, --token names a grant to release");
+        }
+        if (waiter != null && waiter.isEmpty()) {
+            throw new ParameterException(spec.commandLine(), "--waiter must name a waiter (as 'baton status' shows"
+                    + " it), was empty");
+        }
         DatabaseUrl url = database.resolveUrl();
         String lock = "lock '" + Names.escape(name) + "'";
+        if (waiter != null) {
+            return removeWaiter(url, lock);
+        }
         Optional<ForcedRelease> released;
         try (DatabaseOptions.OpenClient open = database.connectExisting(url, Database.Access.WRITE)) {
             released = open.forceRelease(name, token == null ? OptionalLong.empty() : OptionalLong.of(token));
@@ -77,6 +101,30 @@ final class ReleaseCommand implements Callable<Integer> {
         }
         spec.commandLine().getErr().println("baton: " + (url.kind() == DatabaseUrl.Kind.ZOOKEEPER
                 ? whyNothingOnZooKeeper(lock) : whyNothing(lock)));
+        return ExitCodes.NOT_HELD;
+    }
+
+    /** {@code --waiter}: removes the place and says what it removed, or why nothing. */
+    private int removeWaiter(DatabaseUrl url, String lock) {
+        Optional<LockInfo.Waiter> removed;
+        try (DatabaseOptions.OpenClient open = database.connectExisting(url, Database.Access.WRITE)) {
+            removed = open.removeFromLine(name, waiter, url);
+        }
+        String who = Names.escape(waiter);
+        if (removed.isPresent()) {
+            LockInfo.Waiter w = removed.get();
+            spec.commandLine().getOut().println("removed " + who + "'s place in the line of " + lock + " (waiting"
+                    + " since " + w.since() + (w.alive() ? ", alive until " + w.aliveUntil()
+                    : ", dead since " + w.aliveUntil()) + ")" + (w.alive()
+                    ? "; a live waiter takes a new place at the back if it still waits" : ""));
+            return ExitCodes.OK;
+        }
+        Optional<LockInfo> info = StatusCommand.find(ListCommand.locks(database), name);
+        List<String> line = info.map(i -> i.line().stream().map(w -> Names.escape(w.owner())).toList())
+                .orElse(List.of());
+        spec.commandLine().getErr().println("baton: " + who + " has no place in the line of " + lock
+                + (line.isEmpty() ? " (nobody waits)" : " (in line: " + String.join(", ", line) + ")")
+                + ": nothing removed");
         return ExitCodes.NOT_HELD;
     }
 
@@ -117,8 +165,7 @@ final class ReleaseCommand implements Callable<Integer> {
         if (session.isPresent()) {
             return session.get();
         }
-        Optional<LockInfo> row = locks.stream().filter(l -> l.name().equals(name) && l.expiresAt() != null)
-                .findFirst();
+        Optional<LockInfo> row = StatusCommand.find(locks, name);
         if (row.isPresent() && row.get().held() && token == null) {
             return lock + " changed hands while it was being released (now token " + row.get().fencingToken()
                     + "): nothing released; look again and use --token";
@@ -127,6 +174,7 @@ final class ReleaseCommand implements Callable<Integer> {
             return lock + " is held under token " + row.get().fencingToken() + ", not " + token
                     + ": nothing released";
         }
-        return StatusCommand.describe(name, row) + ": nothing released";
+        return StatusCommand.describe(name, row) + ": nothing released" + row.flatMap(LockInfo::keptFor)
+                .map(w -> "; to remove that waiter's place: --waiter " + Names.escape(w.owner())).orElse("");
     }
 }

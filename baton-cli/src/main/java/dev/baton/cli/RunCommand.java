@@ -4,6 +4,7 @@ import dev.baton.DistributedLock;
 import dev.baton.Lease;
 import dev.baton.LockBackendException;
 import dev.baton.LockException;
+import dev.baton.LockInfo;
 import dev.baton.LockInterruptedException;
 import dev.baton.LockLostException;
 import dev.baton.LockNames;
@@ -26,6 +27,7 @@ import java.io.PrintWriter;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -249,11 +251,12 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
                 Duration left = wait == null ? WAIT_NOTICE_EVERY
                         : wait.minusNanos(System.nanoTime() - start);
                 if (left.isNegative() || left.isZero()) {
-                    err.println("baton: " + notAcquired(busy, backend));
+                    err.println("baton: " + notAcquired(busy, open, backend));
                     return null;
                 }
                 if (!quiet) {
-                    err.println("baton: waiting for lock '" + lockName + "': " + holder(busy) + " on " + backend);
+                    err.println("baton: waiting for lock '" + lockName + "': " + holder(busy, open) + " on "
+                            + backend);
                     err.flush();
                 }
                 Duration slice = left.compareTo(WAIT_NOTICE_EVERY) < 0 ? left : WAIT_NOTICE_EVERY;
@@ -278,13 +281,29 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
      * "lock 'x' not acquired within 0 ms: held by host/123/abc#1 (token 7, lease ends in 9637 ms) on
      * jdbc-lease/sqlite (table baton_locks)": the wait as asked, then the holder as the backend reported it.
      */
-    private String notAcquired(LockTimeoutException e, String backend) {
-        return "lock '" + lockName + "' not acquired within " + wait.toMillis() + " ms: " + holder(e) + " on "
+    private String notAcquired(LockTimeoutException e, DatabaseOptions.OpenClient open, String backend) {
+        return "lock '" + lockName + "' not acquired within " + wait.toMillis() + " ms: " + holder(e, open) + " on "
                 + backend;
     }
 
-    /** "held by host/123/abc#1 (token 7, lease ends in 9637 ms)", as far as the backend said. */
-    private static String holder(LockTimeoutException e) {
+    /**
+     * "held by host/123/abc#1 (token 7, lease ends in 9637 ms)", as far as the backend said; when it named no holder,
+     * a look at the lock tells whether it is free but kept for the head of its line: "free, kept for the head of its
+     * line: host/456/def#1".
+     */
+    private String holder(LockTimeoutException e, DatabaseOptions.OpenClient open) {
+        if (e.holder().isEmpty()) {
+            try {
+                Optional<LockInfo.Waiter> kept = open.client().list().stream()
+                        .filter(l -> l.name().equals(lockName) && !ListCommand.isSession(l)).findFirst()
+                        .flatMap(LockInfo::keptFor);
+                if (kept.isPresent()) {
+                    return "free, kept for the head of its line: " + Names.escape(kept.get().owner());
+                }
+            } catch (RuntimeException listing) {
+                log.debug("could not look at lock '{}' to say who keeps it", lockName, listing);
+            }
+        }
         StringBuilder line = new StringBuilder("held by ").append(e.holder().orElse("another client"));
         if (e.holderToken().isPresent()) {
             line.append(" (token ").append(e.holderToken().getAsLong());

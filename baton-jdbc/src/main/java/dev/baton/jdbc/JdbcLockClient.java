@@ -2,6 +2,7 @@ package dev.baton.jdbc;
 
 import dev.baton.ForcedRelease;
 import dev.baton.LockClient;
+import dev.baton.LockInfo;
 
 import java.time.Duration;
 import java.util.Optional;
@@ -52,6 +53,22 @@ public interface JdbcLockClient extends LockClient {
      * @throws dev.baton.LockBackendException if the database could not be reached
      */
     Optional<ForcedRelease> forceRelease(String name, OptionalLong token);
+
+    /**
+     * An operator's removal of a place in a lock's line ({@code baton release NAME --waiter OWNER}): deletes the
+     * ticket of {@code owner} (a waiter's id as {@link dev.baton.LockInfo#line()} shows it) in the line of
+     * {@code name}, alive or dead. A dead place (its waiter died; it counts for nothing already) is simply gone; a
+     * live waiter whose place is removed keeps waiting and takes a new place, at the back, at its next attempt
+     * (within a heartbeat on PostgreSQL). Acts on the lease strategy's line only.
+     *
+     * @param name  the lock name
+     * @param owner the waiter's id
+     * @return the place removed, as it was just before (alive or dead), or empty if {@code owner} had no place in
+     *         the line of {@code name}
+     * @throws IllegalArgumentException      for an invalid name, or a null or empty owner
+     * @throws dev.baton.LockBackendException if the database could not be reached
+     */
+    Optional<LockInfo.Waiter> removeFromLine(String name, String owner);
 
     /**
      * Runs {@code work} in a database transaction that holds the named lock as a row lock, so the work's writes

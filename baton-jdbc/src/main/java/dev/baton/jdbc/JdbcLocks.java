@@ -493,6 +493,16 @@ public final class JdbcLocks {
         }
 
         @Override
+        public Optional<LockInfo.Waiter> removeFromLine(String name, String owner) {
+            LockNames.validate(name);
+            if (owner == null || owner.isEmpty()) {
+                throw new IllegalArgumentException("owner must be a waiter's id (as LockInfo.line() shows it), was "
+                        + (owner == null ? "null" : "empty"));
+            }
+            return backend.removeFromLine(name, owner);
+        }
+
+        @Override
         public DistributedLock lock(String name) {
             return core.lock(name);
         }

@@ -679,6 +679,31 @@ final class RedisLockBackend implements NotifiesReleases, ConfirmsGrants, ReadWr
         return Optional.empty();
     }
 
+    /**
+     * Removes {@code owner}'s place in the line of the exclusive lock {@code name} with the waiter's own withdrawal
+     * script (expired places first; the next head is woken if the place was the head), after reading it (arrival
+     * and expiry) for the answer.
+     */
+    Optional<LockInfo.Waiter> removeFromLine(String name, String owner) {
+        RedisKeys.Lock k = RedisKeys.Lock.of(prefix, name);
+        String what = "removal of " + owner + "'s place in the line of '" + name + "'";
+        try {
+            Double arrivalUs = commands.zscore(k.line(), owner);
+            Double expiryMs = commands.zscore(k.lineExpiry(), owner);
+            Long removed = run(Scripts.WITHDRAW, ScriptOutputType.INTEGER, what,
+                    new String[] {k.line(), k.lineExpiry()}, owner, k.channel(), name);
+            if (removed == null || removed != 1L || arrivalUs == null) {
+                return Optional.empty();
+            }
+            long us = arrivalUs.longValue();
+            return Optional.of(new LockInfo.Waiter(owner,
+                    Instant.ofEpochSecond(us / 1_000_000, (us % 1_000_000) * 1000),
+                    expiryMs == null ? null : Instant.ofEpochMilli(expiryMs.longValue())));
+        } catch (RedisException e) {
+            throw failed(what, e);
+        }
+    }
+
     @Override
     public Set<LeaseKey> renew(Collection<LeaseKey> leases, Duration leaseTime) {
         return renewReportingTimeLeft(leases, leaseTime).keySet();

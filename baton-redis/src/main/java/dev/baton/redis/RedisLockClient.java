@@ -2,6 +2,7 @@ package dev.baton.redis;
 
 import dev.baton.ForcedRelease;
 import dev.baton.LockClient;
+import dev.baton.LockInfo;
 
 import java.util.Optional;
 import java.util.OptionalLong;
@@ -27,4 +28,20 @@ public interface RedisLockClient extends LockClient {
      * @throws dev.baton.LockBackendException if Redis could not be reached
      */
     Optional<ForcedRelease> forceRelease(String name, OptionalLong token);
+
+    /**
+     * An operator's removal of a place in a lock's line ({@code baton release NAME --waiter OWNER}): removes
+     * {@code owner} (a waiter's id as {@link dev.baton.LockInfo#line()} shows it) from the line of the exclusive
+     * lock {@code name}, as the waiter's own withdrawal would (if it was the head of the line, the next waiter is
+     * woken). A live waiter whose place is removed keeps waiting and takes a new place, at the back, at its next
+     * attempt. Writers' claims of read-write locks are not touched.
+     *
+     * @param name  the lock name
+     * @param owner the waiter's id
+     * @return the place removed, as it was just before, or empty if {@code owner} had no live place in the line of
+     *         {@code name} (a dead place is dropped by the same call, and reported as none)
+     * @throws IllegalArgumentException      for an invalid name, or a null or empty owner
+     * @throws dev.baton.LockBackendException if Redis could not be reached
+     */
+    Optional<LockInfo.Waiter> removeFromLine(String name, String owner);
 }

@@ -2,6 +2,7 @@ package dev.baton.redis;
 
 import dev.baton.ForcedRelease;
 import dev.baton.LockClient;
+import dev.baton.LockInfo;
 import dev.baton.LockNames;
 import dev.baton.spi.AbstractClientBuilder;
 import dev.baton.spi.ClientSettings;
@@ -256,6 +257,16 @@ public final class RedisLocks {
                 throw new IllegalArgumentException("token must not be null (use OptionalLong.empty())");
             }
             return backend.forceRelease(name, token);
+        }
+
+        @Override
+        public Optional<LockInfo.Waiter> removeFromLine(String name, String owner) {
+            LockNames.validate(name);
+            if (owner == null || owner.isEmpty()) {
+                throw new IllegalArgumentException("owner must be a waiter's id (as LockInfo.line() shows it), was "
+                        + (owner == null ? "null" : "empty"));
+            }
+            return backend.removeFromLine(name, owner);
         }
     }
 }

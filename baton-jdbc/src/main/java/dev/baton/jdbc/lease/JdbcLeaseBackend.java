@@ -969,11 +969,39 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
         }
     }
 
+    /**
+     * Every lease row (but the session strategy's markers) with its lock's line, dead places included; then every
+     * lock that has a line but no row (never granted, or purged), listed free with no grant: its line keeps it
+     * for its head all the same.
+     */
     @Override
     public List<LockInfo> inspect() {
-        // the session strategy's marker rows are claims on names, not leases: its own list shows its locks
-        return run("listing locks", table::inspect).stream()
-                .filter(info -> !LeaseTable.SESSION_MARKER.equals(info.holder())).toList();
+        record Listing(List<LockInfo> rows, Map<String, List<LockInfo.Waiter>> lines) {
+        }
+        Listing listing = run("listing locks", c -> new Listing(table.inspect(c), table.lines(c)));
+        Map<String, List<LockInfo.Waiter>> lines = new java.util.LinkedHashMap<>(listing.lines());
+        List<LockInfo> out = new ArrayList<>();
+        for (LockInfo row : listing.rows()) {
+            // the session strategy's marker rows are claims on names, not leases: its own list shows its locks
+            if (LeaseTable.SESSION_MARKER.equals(row.holder())) {
+                continue;
+            }
+            List<LockInfo.Waiter> line = lines.remove(row.name());
+            out.add(line == null ? row : new LockInfo(row.name(), row.holder(), row.fencingToken(), row.acquiredAt(),
+                    row.expiresAt(), row.held(), line));
+        }
+        lines.forEach((name, line) -> out.add(new LockInfo(name, null, -1, null, null, false, line)));
+        return out;
+    }
+
+    /**
+     * An operator's removal of a place in line: deletes {@code owner}'s ticket for {@code name}. A live waiter
+     * whose place is removed takes a new one at the back of the line at its next attempt; a dead one's place is
+     * simply gone.
+     */
+    public Optional<LockInfo.Waiter> removeFromLine(String name, String owner) {
+        return run("removal of " + owner + "'s place in the line of '" + name + "'",
+                c -> table.removePlace(c, name, owner));
     }
 
     /**

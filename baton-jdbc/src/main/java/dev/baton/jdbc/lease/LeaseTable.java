@@ -14,7 +14,12 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 
 /**
@@ -263,6 +268,60 @@ public abstract class LeaseTable {
             ps.setString(1, name);
             ps.setString(2, owner);
             ps.executeUpdate();
+        }
+    }
+
+    /** A timestamp column of the dialect ({@code enqueued_at}, {@code expires_at}) as an instant. */
+    abstract Instant instant(ResultSet rs, int column) throws SQLException;
+
+    /** The columns of a place as {@link #place} reads them: owner, since, alive until, alive now. */
+    private String placeColumns() {
+        return "owner, enqueued_at, expires_at, CASE WHEN expires_at > " + nowSql() + " THEN 1 ELSE 0 END";
+    }
+
+    private LockInfo.Waiter place(ResultSet rs, int first) throws SQLException {
+        return new LockInfo.Waiter(rs.getString(first), instant(rs, first + 1), instant(rs, first + 2),
+                rs.getInt(first + 3) == 1);
+    }
+
+    /**
+     * Every lock's line, in the line's order (the order {@link #aheadCondition} counts: {@code enqueued_at}, then
+     * owner), dead places (expired, not yet deleted) included and marked as such; keyed by lock name.
+     */
+    public Map<String, List<LockInfo.Waiter>> lines(Connection c) throws SQLException {
+        Map<String, List<LockInfo.Waiter>> lines = new LinkedHashMap<>();
+        try (PreparedStatement ps = c.prepareStatement("SELECT name, " + placeColumns() + " FROM " + queue
+                + " ORDER BY name, enqueued_at, owner");
+             ResultSet rs = ps.executeQuery()) {
+            while (rs.next()) {
+                lines.computeIfAbsent(readName(rs, 1), n -> new ArrayList<>()).add(place(rs, 2));
+            }
+        }
+        return lines;
+    }
+
+    /**
+     * An operator's removal of {@code owner}'s place in the line of {@code name}: reads the place, then deletes its
+     * ticket. Returns the place as it was read, or empty if there was none (never taken, withdrawn, granted, or
+     * deleted after it died).
+     */
+    public Optional<LockInfo.Waiter> removePlace(Connection c, String name, String owner) throws SQLException {
+        LockInfo.Waiter place;
+        try (PreparedStatement ps = c.prepareStatement("SELECT " + placeColumns() + " FROM " + queue
+                + " WHERE name = ? AND owner = ?")) {
+            ps.setString(1, name);
+            ps.setString(2, owner);
+            try (ResultSet rs = ps.executeQuery()) {
+                if (!rs.next()) {
+                    return Optional.empty();
+                }
+                place = place(rs, 1);
+            }
+        }
+        try (PreparedStatement ps = c.prepareStatement("DELETE FROM " + queue + " WHERE name = ? AND owner = ?")) {
+            ps.setString(1, name);
+            ps.setString(2, owner);
+            return ps.executeUpdate() == 1 ? Optional.of(place) : Optional.empty();
         }
     }
 

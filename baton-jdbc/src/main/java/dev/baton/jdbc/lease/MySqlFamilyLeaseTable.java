@@ -17,6 +17,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.time.Instant;
 import java.time.LocalDateTime;
 import java.time.ZoneOffset;
 import java.time.temporal.ChronoUnit;
@@ -256,6 +257,11 @@ final class MySqlFamilyLeaseTable extends LeaseTable {
     @Override
     Duration remaining(long value) {
         return Duration.of(value, ChronoUnit.MICROS);
+    }
+
+    @Override
+    Instant instant(ResultSet rs, int column) throws SQLException {
+        return rs.getObject(column, LocalDateTime.class).toInstant(ZoneOffset.UTC);
     }
 
     @Override

@@ -12,6 +12,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -115,6 +116,11 @@ final class PostgresLeaseTable extends LeaseTable {
     @Override
     Duration remaining(long value) {
         return Duration.ofMillis(value);
+    }
+
+    @Override
+    Instant instant(ResultSet rs, int column) throws SQLException {
+        return rs.getObject(column, OffsetDateTime.class).toInstant();
     }
 
     /**

@@ -88,6 +88,11 @@ final class SqliteLeaseTable extends LeaseTable {
     }
 
     @Override
+    Instant instant(ResultSet rs, int column) throws SQLException {
+        return Instant.ofEpochMilli(rs.getLong(column));
+    }
+
+    @Override
     String enqueueSql() {
         return "INSERT INTO " + queue + " (name, owner, enqueued_at, expires_at) VALUES (?, ?, " + NOW + ", "
                 + nowPlusLeaseSql() + ") ON CONFLICT (name, owner) DO UPDATE SET expires_at = excluded.expires_at";
