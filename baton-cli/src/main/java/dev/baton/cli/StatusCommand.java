@@ -89,7 +89,7 @@ final class StatusCommand implements Callable<Integer> {
             return lock + " is held by " + Names.escape(l.holder()) + " (token " + l.fencingToken()
                     + "), lease ends " + l.expiresAt() + " unless renewed";
         }
-        String last = l.expiresAt() == null ? "no row: never taken, or purged"
+        String last = l.expiresAt() == null ? "no grant on record"
                 : "last grant: token " + l.fencingToken() + ", ended " + l.expiresAt();
         Optional<LockInfo.Waiter> kept = l.keptFor();
         if (kept.isPresent()) {
