@@ -129,6 +129,13 @@ final class Scenario {
 
     /** Why this scenario cannot run on this backend (SQLite has no sessions or network path), if so. */
     static Optional<String> notApplicable(ScenarioSpec spec, CheckBackend backend) {
+        boolean embedded = spec.url().toLowerCase(java.util.Locale.ROOT).startsWith("jdbc:sqlite:");
+        if (!embedded && backend.serverAddress().isEmpty() && List.of("session-kill", "partition", "restart")
+                .contains(spec.fault())) {
+            return Optional.of(backend.shortName() + " is reached through several servers (" + spec.url() + "), which"
+                    + " the workers pick for themselves: the " + spec.fault() + " fault needs one server behind the"
+                    + " checker's proxy; --faults failover is the fault of such a deployment");
+        }
         if (spec.fault().equals("session-kill") && backend.sessionKillUnsupported().isPresent()) {
             return backend.sessionKillUnsupported();
         }

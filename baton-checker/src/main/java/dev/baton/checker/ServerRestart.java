@@ -79,6 +79,10 @@ final class ServerRestart {
      *                                  host
      */
     static ServerRestart of(String url) {
+        if (url.matches("(?i)(?:jdbc:)?[a-z]+://[^/?#]*,.*") || url.toLowerCase(Locale.ROOT).startsWith("redis-sentinel:")) {
+            throw new IllegalArgumentException("--faults restart: the URL names several servers (an ensemble, Sentinels"
+                    + " or a primary with standbys); the restart fault restarts one server: use --faults failover");
+        }
         Matcher m = HOST_PORT.matcher(url);
         boolean jdbc = url.toLowerCase(Locale.ROOT).startsWith("jdbc:");
         boolean sql = m.matches() && !m.group(1).equalsIgnoreCase("redis") && !m.group(1).equalsIgnoreCase("zookeeper");
