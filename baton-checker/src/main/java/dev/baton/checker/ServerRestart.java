@@ -271,7 +271,7 @@ final class ServerRestart {
      * Starts a server again in a session of its own ({@code setsid}), reading nothing, its output appended to log (or
      * discarded); the checker does not wait for it.
      */
-    private static void startAgain(List<String> cmd, Path directory, Path log) throws IOException {
+    static void startAgain(List<String> cmd, Path directory, Path log) throws IOException {
         List<String> full = new ArrayList<>(List.of("setsid"));
         full.addAll(cmd);
         new ProcessBuilder(full).directory(directory.toFile()).redirectErrorStream(true)
