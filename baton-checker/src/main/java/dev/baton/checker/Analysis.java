@@ -410,7 +410,7 @@ final class Analysis {
         Map<String, List<Attempt>> perLock = grantsPerLock();
         StringBuilder note = new StringBuilder();
         for (Scenario.Fault f : r.faults()) {
-            if (!f.kind().equals("failover")) {
+            if (!f.kind().equals("failover") && !f.kind().equals("switchover")) {
                 continue;
             }
             long highestBefore = -1;
@@ -443,7 +443,7 @@ final class Analysis {
                     }
                 }
             }
-            note.append(note.length() == 0 ? "" : "; ").append("failover at ").append(at(f.start()))
+            note.append(note.length() == 0 ? "" : "; ").append(f.kind()).append(" at ").append(at(f.start()))
                     .append(" (").append(f.mode()).append("): first grant ")
                     .append(firstGrant == Long.MAX_VALUE ? "never came" : ms(firstGrant - f.start()) + " ms after the kill")
                     .append(" (of an attempt begun after it)")
@@ -722,7 +722,8 @@ final class Analysis {
                     unknownHolder++;
                     violation("e", info.name() + " held by " + info.holder() + " at " + at(s.s1())
                             + ", which matches no attempt in the workers' histories");
-                } else if (a.outcome == Outcome.FAIL && spec.fault().equals("failover") && faulted(a, s.s0(), s.s1())) {
+                } else if (a.outcome == Outcome.FAIL && (spec.fault().equals("failover") || spec.fault().equals("switchover"))
+                        && faulted(a, s.s0(), s.s1())) {
                     // a waiter cut off from the deployment while its leader was replaced (its server was the one
                     // killed): the others kept serving and made its place the head, which it could neither learn nor
                     // withdraw before its wait ran out; nobody believed it held the lock, and its place goes with its

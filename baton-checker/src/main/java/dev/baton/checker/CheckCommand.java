@@ -97,7 +97,8 @@ public final class CheckCommand implements Callable<Integer> {
     String duration;
 
     @Option(names = "--faults", split = ",", paramLabel = "F",
-            description = "kill, pause, session-kill, partition, restart, failover, none; one scenario each"
+            description = "kill, pause, session-kill, partition, restart, failover, switchover (Redis Sentinel: SENTINEL"
+                    + " FAILOVER), none; one scenario each"
                     + " (default kill, pause, session-kill, partition).")
     List<String> faults;
 
@@ -112,7 +113,8 @@ public final class CheckCommand implements Callable<Integer> {
             + " (redis-sentinel://…#master: SIGKILL of the primary, Sentinel promotes a replica, the old primary"
             + " restarted as a replica) or PostgreSQL with a standby (jdbc:postgresql://h:p,h:p/db: pg_ctl stop -m"
             + " immediate of the primary, pg_ctl promote of the standby, then the old primary's data directory is"
-            + " DELETED and made again as a standby with pg_basebackup). For test deployments of this host, such as"
+            + " DELETED and made again as a standby with pg_basebackup), and the switchover fault (Redis Sentinel:"
+            + " SENTINEL FAILOVER, the old primary kept running). For test deployments of this host, such as"
             + " scripts/start-servers.sh --ha starts.")
     boolean allowFailover;
 
@@ -226,14 +228,14 @@ public final class CheckCommand implements Callable<Integer> {
         for (String f : kinds) {
             if (!ScenarioSpec.FAULTS.contains(f)) {
                 throw new IllegalArgumentException("--faults: unknown fault '" + f + "'; use kill, pause, session-kill,"
-                        + " partition, restart, failover or none");
+                        + " partition, restart, failover, switchover or none");
             }
         }
         if (kinds.contains("restart") && !allowRestart) {
             throw new IllegalArgumentException("--faults restart stops and starts your database server, ending every"
                     + " session of every client on it: add --allow-restart to mean it");
         }
-        if (kinds.contains("failover") && !allowFailover) {
+        if ((kinds.contains("failover") || kinds.contains("switchover")) && !allowFailover) {
             throw new IllegalArgumentException("--faults failover kills the leader of your deployment, promotes another"
                     + " server and re-creates the old one as a follower (PostgreSQL: deleting its data directory):"
                     + " add --allow-failover to mean it");
@@ -246,7 +248,7 @@ public final class CheckCommand implements Callable<Integer> {
             if (kinds.contains("restart") && !u.toLowerCase(java.util.Locale.ROOT).startsWith("jdbc:sqlite:")) {
                 ServerRestart.of(u).requireProcess();
             }
-            if (kinds.contains("failover")) {
+            if (kinds.contains("failover") || (kinds.contains("switchover") && RedisStrategy.isSentinel(u))) {
                 Failover.of(u).requireProcesses();
             }
             strategies.put(u, s);

@@ -42,6 +42,9 @@ import java.util.regex.Pattern;
  *       a standby of the new primary ({@code pg_basebackup -R -X stream}), and started on its port
  *       ({@code pg_ctl start -o "-p <port>"}); the fault ends when it streams.</li>
  * </ul>
+ * The {@code switchover} fault is Redis's planned failover: {@code SENTINEL FAILOVER <master>}, the old primary
+ * staying up (and reachable by its clients) until the Sentinels make it a replica of the promoted one; it ends when
+ * the new primary has it online as a replica.
  * Every node must be a process of this host that this user can see (root, or the servers' user). Each restarted
  * server runs in a session of its own, reading nothing.
  */
@@ -176,6 +179,54 @@ final class Failover {
             }
         }
         return this;
+    }
+
+    /** {@code SENTINEL FAILOVER}: a planned failover of Redis behind Sentinel, the old primary kept running. */
+    Outcome switchover() throws IOException, InterruptedException {
+        if (deployment != Deployment.REDIS_SENTINEL) {
+            throw new IllegalStateException("a switchover is Redis Sentinel's");
+        }
+        InetSocketAddress primary = preparedLeader != null ? preparedLeader : leader();
+        preparedLeader = null;
+        preparedProcess = null;
+        long started = System.nanoTime();
+        IOException last = null;
+        for (InetSocketAddress s : nodes) {
+            try {
+                redisCli(s, "sentinel", "failover", master);
+                last = null;
+                break;
+            } catch (IOException e) {
+                last = e;
+            }
+        }
+        if (last != null) {
+            throw last;
+        }
+        long deadline = System.nanoTime() + TIMEOUT.toNanos();
+        InetSocketAddress next;
+        while (true) {
+            Optional<InetSocketAddress> named = sentinelMaster();
+            if (named.isPresent() && !named.get().equals(primary) && answer(named.get(), "role").startsWith("master")) {
+                next = named.get();
+                break;
+            }
+            deadlineCheck(deadline, "the Sentinels promoted no replica after SENTINEL FAILOVER " + master);
+            Thread.sleep(20);
+        }
+        long serving = System.nanoTime();
+        while (!answer(next, "info", "replication").contains("state=online")
+                || !answer(primary, "role").startsWith("slave")) {
+            deadlineCheck(deadline, "the old primary " + primary + " did not become an online replica of " + next);
+            Thread.sleep(50);
+        }
+        return new Outcome("SENTINEL FAILOVER: " + port(next) + " promoted, " + port(primary) + " (kept running) made"
+                + " its replica", started, serving, System.nanoTime());
+    }
+
+    /** Whether this is Redis behind Sentinel, the deployment a switchover applies to. */
+    boolean sentinel() {
+        return deployment == Deployment.REDIS_SENTINEL;
     }
 
     /** Fails the deployment over and makes it whole again. */

@@ -130,6 +130,10 @@ final class Scenario {
     /** Why this scenario cannot run on this backend (SQLite has no sessions or network path), if so. */
     static Optional<String> notApplicable(ScenarioSpec spec, CheckBackend backend) {
         boolean embedded = spec.url().toLowerCase(java.util.Locale.ROOT).startsWith("jdbc:sqlite:");
+        if (spec.fault().equals("switchover") && !RedisStrategy.isSentinel(spec.url())) {
+            return Optional.of("a switchover (SENTINEL FAILOVER) is Redis Sentinel's planned failover; --faults failover"
+                    + " is the fault of this deployment");
+        }
         if (!embedded && backend.serverAddress().isEmpty() && List.of("session-kill", "partition", "restart")
                 .contains(spec.fault())) {
             return Optional.of(backend.shortName() + " is reached through several servers (" + spec.url() + "), which"
@@ -537,7 +541,7 @@ final class Scenario {
             if (running.size() >= maxConcurrent || samples.isEmpty() || System.nanoTime() - notBefore < 0) {
                 continue;
             }
-            if (spec.fault().equals("failover") && prepared == null) {
+            if ((spec.fault().equals("failover") || spec.fault().equals("switchover")) && prepared == null) {
                 try {
                     prepared = Failover.of(spec.url()).prepare(); // the lookups before the target is chosen
                 } catch (IOException e) {
@@ -643,14 +647,16 @@ final class Scenario {
                     restart.run();
                     done(index, "restart", restart.description(), p, target, start, 1);
                 }
-                case "failover" -> {
+                case "failover", "switchover" -> {
                     Failover failover = prepared != null ? prepared : Failover.of(spec.url());
                     prepared = null;
-                    long start = begin(index, "failover", failover.description(), p, target, Failover.TIMEOUT, 1);
-                    Failover.Outcome o = failover.run();
-                    faults.add(new Fault(index, "failover", o.description(), p.index, p.gen, p.process.pid(),
+                    boolean switchover = spec.fault().equals("switchover");
+                    long start = begin(index, spec.fault(), switchover ? "SENTINEL FAILOVER" : failover.description(), p,
+                            target, Failover.TIMEOUT, 1);
+                    Failover.Outcome o = switchover ? failover.switchover() : failover.run();
+                    faults.add(new Fault(index, spec.fault(), o.description(), p.index, p.gen, p.process.pid(),
                             target.name(), target.holder(), target.fencingToken(), o.killed(), o.whole(), 1));
-                    notes.add("failover " + index + " at " + at(o.killed()) + ": " + o.description() + "; the new leader"
+                    notes.add(spec.fault() + " " + index + " at " + at(o.killed()) + ": " + o.description() + "; the new leader"
                             + " served after " + TimeUnit.NANOSECONDS.toMillis(o.serving() - o.killed()) + " ms, the"
                             + " deployment was whole again after " + TimeUnit.NANOSECONDS.toMillis(o.whole() - o.killed())
                             + " ms");

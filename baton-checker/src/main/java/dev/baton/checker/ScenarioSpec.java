@@ -16,7 +16,7 @@ import java.util.Objects;
  * @param leaseTime the lease time under test
  * @param duration  how long faults are injected
  * @param fault     {@code kill}, {@code pause}, {@code session-kill}, {@code partition}, {@code restart},
- *                  {@code failover} or {@code none}
+ *                  {@code failover}, {@code switchover} (Redis Sentinel's planned failover) or {@code none}
  * @param seed      seeds the workers' and the nemesis' choices
  * @param workDir   where event logs and worker output go
  * @param fence     the resource's fence ({@link Fence#STRICT} except in the checker's own tests)
@@ -30,7 +30,7 @@ public record ScenarioSpec(CheckStrategy strategy, String url, String table, int
                            Fence fence, List<String> workerJvm, Pool pool, Duration margin) {
     /** The faults the checker knows. */
     public static final List<String> FAULTS = List.of("kill", "pause", "session-kill", "partition", "restart",
-            "failover", "none");
+            "failover", "switchover", "none");
     /**
      * Faults that must hit a holder before a scenario may PASS: 5, and 1 for {@code restart} (each restart
      * hits every holder at once, and one is all a CI run can afford).
@@ -45,7 +45,7 @@ public record ScenarioSpec(CheckStrategy strategy, String url, String table, int
      * hand-over owed for every lock from the fault's end.
      */
     static boolean serverWide(String fault) {
-        return fault.equals("restart") || fault.equals("failover");
+        return fault.equals("restart") || fault.equals("failover") || fault.equals("switchover");
     }
 
     /** A scenario on the checker's default pool. */

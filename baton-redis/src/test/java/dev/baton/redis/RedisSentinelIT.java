@@ -17,6 +17,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 /**
@@ -86,6 +87,63 @@ class RedisSentinelIT {
                 assertThat(b.fencingToken()).as("the new primary's grant after the promotion").isGreaterThan(before);
                 assertThat(b.fencingToken()).as("two primaries, one lock: the two grants' tokens")
                         .isNotEqualTo(a.fencingToken());
+            }
+        }
+    }
+
+    /**
+     * The positive control of the failover checks: without {@code WAIT}, a primary that has just lost its role (its
+     * replica was promoted, it was not yet told) still grants, and the promoted replica grants the same lock: two
+     * holders at once, each with a valid lease. Only the fencing token (different, above every earlier one) protects
+     * the resource.
+     */
+    @Test
+    void withoutWaitTheOldAndTheNewPrimaryBothGrantOneLock() {
+        try (OwnServer primary = OwnServer.start(OwnServer.Engine.REDIS);
+             OwnServer replica = OwnServer.start(OwnServer.Engine.REDIS, "--replicaof", "127.0.0.1",
+                     Integer.toString(primary.port()));
+             RedisClient admin = RedisClient.create(RedisURI.create(replica.host(), replica.port()));
+             StatefulRedisConnection<String, String> replicaConn = admin.connect()) {
+            await().atMost(Duration.ofSeconds(30)).until(() -> replicaConn.sync().info("replication")
+                    .contains("master_link_status:up"));
+            try (LockClient onOld = RedisLocks.builder(RedisURI.create(primary.host(), primary.port()))
+                    .leaseTime(Duration.ofSeconds(30)).build();
+                 LockClient onNew = RedisLocks.builder(RedisURI.create(replica.host(), replica.port()))
+                         .leaseTime(Duration.ofSeconds(30)).build()) {
+                replicaConn.sync().replicaofNoOne();
+                Lease a = onOld.lock("split").acquire(Duration.ofSeconds(5));
+                Lease b = onNew.lock("split").acquire(Duration.ofSeconds(5));
+                assertThat(a.isValid() && b.isValid()).as("two holders of one lock at once").isTrue();
+                assertThat(a.fencingToken()).isNotEqualTo(b.fencingToken());
+                a.close();
+                b.close();
+            }
+        }
+    }
+
+    /** The same split with {@code requireReplicas(1)}: the old primary's grant has no replica and is refused. */
+    @Test
+    void withWaitTheOldPrimaryRefusesAGrantNoReplicaAcknowledged() {
+        try (OwnServer primary = OwnServer.start(OwnServer.Engine.REDIS);
+             OwnServer replica = OwnServer.start(OwnServer.Engine.REDIS, "--replicaof", "127.0.0.1",
+                     Integer.toString(primary.port()));
+             RedisClient admin = RedisClient.create(RedisURI.create(replica.host(), replica.port()));
+             StatefulRedisConnection<String, String> replicaConn = admin.connect()) {
+            await().atMost(Duration.ofSeconds(30)).until(() -> replicaConn.sync().info("replication")
+                    .contains("master_link_status:up"));
+            try (LockClient onOld = RedisLocks.builder("redis://127.0.0.1:" + primary.port()
+                    + "?requireReplicas=1&replicaTimeout=200ms").leaseTime(Duration.ofSeconds(30)).build();
+                 LockClient onNew = RedisLocks.builder(RedisURI.create(replica.host(), replica.port()))
+                         .leaseTime(Duration.ofSeconds(30)).build()) {
+                try (Lease before = onOld.lock("split").acquire(Duration.ofSeconds(5))) {
+                    assertThat(before.isValid()).as("acknowledged by the replica before the promotion").isTrue();
+                }
+                replicaConn.sync().replicaofNoOne();
+                assertThatThrownBy(() -> onOld.lock("split").acquire(Duration.ofSeconds(5)))
+                        .isInstanceOf(dev.baton.LockBackendException.class).hasMessageContaining("replica");
+                try (Lease b = onNew.lock("split").acquire(Duration.ofSeconds(5))) {
+                    assertThat(b.isValid()).as("the new primary's grant, the only holder").isTrue();
+                }
             }
         }
     }
