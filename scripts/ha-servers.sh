@@ -211,12 +211,14 @@ CONF
   if [ -z "$primary" ]; then log "PostgreSQL: neither :$a nor :$b is a primary"; return 1; fi
   other=$a; [ "$primary" = "$a" ] && other=$b
   if [ ! -f "$base/postgresql/$other/data/PG_VERSION" ]; then pg_standby "$other" "$primary"; fi
-  # synchronous: a commit returns once the standby has it, so a promoted standby has every grant. Set once the
-  # standby exists (before, every commit would wait for it); pg_basebackup copies it to every later standby.
-  if [ "$("$pg_bin/psql" -h 127.0.0.1 -p "$primary" -U postgres -d postgres -tAc 'SHOW synchronous_standby_names')" != '*' ]; then
-    "$pg_bin/psql" -h 127.0.0.1 -p "$primary" -U postgres -d postgres -qc "ALTER SYSTEM SET synchronous_standby_names = '*'" \
-      -c "SELECT pg_reload_conf()" >/dev/null
-  fi
+  # synchronous: a commit returns once the standby has it, so a promoted standby has every grant. Set on both nodes
+  # (the standby needs it once promoted) once the standby exists: before, every commit would wait for it.
+  for port in "$primary" "$other"; do
+    if [ "$("$pg_bin/psql" -h 127.0.0.1 -p "$port" -U postgres -d postgres -tAc 'SHOW synchronous_standby_names')" != '*' ]; then
+      "$pg_bin/psql" -h 127.0.0.1 -p "$port" -U postgres -d postgres -qc "ALTER SYSTEM SET synchronous_standby_names = '*'" \
+        -c "SELECT pg_reload_conf()" >/dev/null
+    fi
+  done
   for _ in $(seq 1 240); do
     if [ "$("$pg_bin/psql" -h 127.0.0.1 -p "$primary" -U postgres -d postgres -tAc \
         "SELECT count(*) FROM pg_stat_replication WHERE state = 'streaming'")" -ge 1 ]; then return 0; fi
