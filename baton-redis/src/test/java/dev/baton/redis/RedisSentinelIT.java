@@ -131,8 +131,14 @@ class RedisSentinelIT {
              StatefulRedisConnection<String, String> replicaConn = admin.connect()) {
             await().atMost(Duration.ofSeconds(30)).until(() -> replicaConn.sync().info("replication")
                     .contains("master_link_status:up"));
+            try (RedisClient primaryAdmin = RedisClient.create(RedisURI.create(primary.host(), primary.port()));
+                 StatefulRedisConnection<String, String> primaryConn = primaryAdmin.connect()) {
+                // the primary counts a replica for WAIT once it is online on its side, not when the replica's link is up
+                await().atMost(Duration.ofSeconds(30)).until(() -> primaryConn.sync().info("replication")
+                        .contains("state=online"));
+            }
             try (LockClient onOld = RedisLocks.builder("redis://127.0.0.1:" + primary.port()
-                    + "?requireReplicas=1&replicaTimeout=200ms").leaseTime(Duration.ofSeconds(30)).build();
+                    + "?requireReplicas=1&replicaTimeout=2s").leaseTime(Duration.ofSeconds(30)).build();
                  LockClient onNew = RedisLocks.builder(RedisURI.create(replica.host(), replica.port()))
                          .leaseTime(Duration.ofSeconds(30)).build()) {
                 try (Lease before = onOld.lock("split").acquire(Duration.ofSeconds(5))) {
