@@ -7,6 +7,7 @@ import picocli.CommandLine.Option;
 
 import java.io.IOException;
 import java.io.PrintWriter;
+import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -165,16 +166,18 @@ public final class CheckCommand implements Callable<Integer> {
         cli.setOut(out);
         cli.setErr(err);
         cli.setParameterExceptionHandler((e, a) -> {
-            err.println("baton check: " + e.getMessage());
+            err.println("baton check: " + Secrets.hide(e.getMessage()));
             return USAGE;
         });
         cli.setExecutionExceptionHandler((e, c, p) -> {
             if (e instanceof IllegalArgumentException) {
-                err.println("baton check: " + e.getMessage());
+                err.println("baton check: " + Secrets.hide(e.getMessage(), cmd.urls()));
                 return USAGE;
             }
-            err.println("baton check: " + e);
-            e.printStackTrace(err);
+            StringWriter trace = new StringWriter();
+            e.printStackTrace(new PrintWriter(trace));
+            err.println("baton check: " + Secrets.hide(String.valueOf(e), cmd.urls()));
+            err.print(Secrets.hide(trace.toString(), cmd.urls()));
             return 70;
         });
         int status = cli.execute(args);
@@ -200,6 +203,8 @@ public final class CheckCommand implements Callable<Integer> {
             err = spec.commandLine().getErr();
             commandLine = commandLine(spec.commandLine().getParseResult().originalArgs());
         }
+        // the command line goes into the report: never with a password of a URL in it
+        commandLine = Secrets.hide(commandLine, urls());
         boolean quick;
         if (profile == null || profile.equals("standard")) {
             quick = false;
@@ -271,16 +276,16 @@ public final class CheckCommand implements Callable<Integer> {
                 i++;
                 Analysis.Result r = new Analysis(new Scenario(spec).run()).analyse();
                 results.add(r);
-                out.print(Report.block(r));
+                out.print(Secrets.hide(Report.block(r), urls));
                 out.flush();
             }
         }
         out.println();
         out.println("command: " + commandLine);
-        out.print(Report.summary(results));
+        out.print(Secrets.hide(Report.summary(results), urls));
         if (json != null) {
             try {
-                Files.writeString(json, Report.json(results, commandLine), StandardCharsets.UTF_8);
+                Files.writeString(json, Secrets.hide(Report.json(results, commandLine), urls), StandardCharsets.UTF_8);
             } catch (IOException e) {
                 err.println("baton check: cannot write " + json + ": " + e.getMessage());
             }
@@ -340,17 +345,22 @@ public final class CheckCommand implements Callable<Integer> {
                 i++;
                 CliScenario.Result r = new CliScenario(s).run();
                 results.add(r);
-                out.print(CliScenario.block(r));
+                out.print(Secrets.hide(CliScenario.block(r), urls));
                 out.flush();
             }
         }
         out.println();
         out.println("command: " + commandLine);
-        out.print(CliScenario.summary(results));
+        out.print(Secrets.hide(CliScenario.summary(results), urls));
         if (results.stream().anyMatch(r -> r.verdict().equals("FAIL"))) {
             return FAIL;
         }
         return results.stream().anyMatch(r -> r.verdict().equals("INCONCLUSIVE")) ? INCONCLUSIVE : PASS;
+    }
+
+    /** The URLs given, or none before they were parsed. */
+    private List<String> urls() {
+        return urls != null ? urls : List.of();
     }
 
     static int status(List<Analysis.Result> results) {

@@ -5,6 +5,8 @@ import dev.baton.LockBackendException;
 import dev.baton.LockException;
 import dev.baton.LockInterruptedException;
 import dev.baton.checker.CheckCommand;
+import dev.baton.checker.Secrets;
+import io.lettuce.core.RedisConnectionException;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -15,6 +17,9 @@ import picocli.CommandLine.Spec;
 
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.net.ConnectException;
+import java.net.UnknownHostException;
+import java.util.ArrayList;
 import java.sql.SQLException;
 import java.util.List;
 import java.util.Map;
@@ -42,11 +47,13 @@ import java.util.concurrent.Callable;
                 CommandLine.HelpCommand.class},
         exitCodeListHeading = "%nExit status (each command's --help lists its own):%n",
         exitCodeList = {"0:success (status: held)", "1:status: free; release: nothing released",
-                "64:bad arguments", "66:no lock table (or SQLite file) where list/status/release/purge looked",
+                "64:bad arguments, or an unsupported or malformed URL (checked before any connection)",
+                "66:no lock table (or SQLite file) where list/status/release/purge looked",
                 "69:database unreachable, or a database error",
                 "70:internal error: a bug in baton (please report it with the --verbose output)",
                 "75:run: lock not acquired within --wait", "76:run: lease lost while the command ran",
-                "77:database refused: credentials, unknown database, permission, read-only SQLite file"})
+                "77:server refused: credentials, unknown database or ZooKeeper chroot, permission (a ZooKeeper"
+                        + " ACL, Redis NOAUTH/WRONGPASS/NOPERM), read-only SQLite file"})
 public final class BatonCommand implements Callable<Integer> {
     private static final String LOG_PREFIX = "org.slf4j.simpleLogger.";
     /** The library's words for its settings, said as the CLI's options (applied in this order). */
@@ -106,7 +113,7 @@ public final class BatonCommand implements Callable<Integer> {
         OptionSpec checkUrl = check.findOption("--url");
         check.remove(checkUrl);
         check.addOption(OptionSpec.builder(checkUrl)
-                .converters(value -> DatabaseUrl.expandHome(value, DatabaseOptions.home())).build());
+                .converters(BatonCommand::checkUrl).build());
         cli.setOut(out);
         cli.setErr(err);
         cli.getSubcommands().get("run").setStopAtPositional(true);
@@ -115,11 +122,30 @@ public final class BatonCommand implements Callable<Integer> {
         return cli;
     }
 
+    /**
+     * A {@code baton check --url}: {@code ~/} expanded, and a URL of a backend the CLI knows checked as every other
+     * command checks it ({@link UrlChecks}); a URL of another scheme is left to the strategy that takes it.
+     */
+    private static String checkUrl(String value) {
+        String url = DatabaseUrl.expandHome(value, DatabaseOptions.home());
+        String lower = url.toLowerCase(java.util.Locale.ROOT);
+        if (lower.startsWith("jdbc:postgresql:") || lower.startsWith("jdbc:mariadb:") || lower.startsWith("jdbc:mysql:")
+                || lower.startsWith("redis") || lower.startsWith("zookeeper:")) {
+            try {
+                DatabaseUrl.parse(url, "--url");
+            } catch (BatonFailure f) {
+                throw new CommandLine.TypeConversionException(f.getMessage());
+            }
+        }
+        return url;
+    }
+
     private static int usageError(ParameterException e, String[] args) {
         CommandLine cmd = e.getCommandLine();
         PrintWriter err = cmd.getErr();
         String name = cmd.getCommandSpec().qualifiedName();
-        err.println("baton: " + DatabaseUrl.hidePassword(oneLine(e.getMessage())) + " (see '" + name + " --help')");
+        err.println("baton: " + Secrets.hide(oneLine(e.getMessage()), urlsIn(List.of(args))) + " (see '" + name
+                + " --help')");
         return ExitCodes.USAGE;
     }
 
@@ -143,13 +169,15 @@ public final class BatonCommand implements Callable<Integer> {
             message = database.getMessage();
         } else if (e instanceof LockException || isDatabaseFailure(e)) {
             status = ExitCodes.UNAVAILABLE;
-            message = e.getMessage();
+            message = isConnectionFailure(e) && !(e instanceof LockException)
+                    ? "cannot reach the server (unreachable): " + e.getMessage() : e.getMessage();
         } else {
             status = ExitCodes.SOFTWARE;
             message = "internal error (a bug in baton: please report it with the output of --verbose): "
                     + (e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName());
         }
-        String line = DatabaseUrl.hidePassword(cliWords(oneLine(message)));
+        List<String> urls = urlsIn(parsed.originalArgs());
+        String line = Secrets.hide(cliWords(oneLine(message)), urls);
         if (url.isPresent()) {
             line = url.get().scrub(line);
         }
@@ -158,7 +186,7 @@ public final class BatonCommand implements Callable<Integer> {
             // a driver's message may repeat the URL: the trace gets the same scrubbing as the line above
             StringWriter trace = new StringWriter();
             e.printStackTrace(new PrintWriter(trace));
-            String text = DatabaseUrl.hidePassword(trace.toString());
+            String text = Secrets.hide(trace.toString(), urls);
             err.print(url.isPresent() ? url.get().scrub(text) : text);
         } else if (status == ExitCodes.SOFTWARE) {
             err.println("baton: run again with --verbose for the stack trace");
@@ -167,9 +195,44 @@ public final class BatonCommand implements Callable<Integer> {
         return status;
     }
 
+    /**
+     * The URLs this command line and its environment name ({@code --url X}, {@code --url=X}, {@value
+     * DatabaseUrl#ENV}), whose secrets no printed line may contain.
+     */
+    static List<String> urlsIn(List<String> args) {
+        List<String> urls = new ArrayList<>();
+        for (int i = 0; i < args.size(); i++) {
+            String a = args.get(i);
+            if (a.equals("--")) {
+                break;
+            }
+            if (a.equals("--url") && i + 1 < args.size()) {
+                urls.add(args.get(i + 1));
+            } else if (a.startsWith("--url=")) {
+                urls.add(a.substring("--url=".length()));
+            }
+        }
+        String env = System.getenv(DatabaseUrl.ENV);
+        if (env != null && !env.isBlank()) {
+            urls.add(env);
+        }
+        return urls;
+    }
+
     private static boolean isDatabaseFailure(Throwable e) {
         return e instanceof LockBackendException || e instanceof HikariPool.PoolInitializationException
-                || rootCause(e) instanceof SQLException;
+                || rootCause(e) instanceof SQLException || isConnectionFailure(e);
+    }
+
+    /** A client library's own connection failure ({@code baton check}'s connections raise them unwrapped). */
+    private static boolean isConnectionFailure(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof ConnectException || t instanceof UnknownHostException
+                    || t instanceof RedisConnectionException) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** The database the failing command was talking to, if it resolved one (found through its mixins). */

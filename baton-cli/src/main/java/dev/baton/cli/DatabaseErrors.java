@@ -1,6 +1,7 @@
 package dev.baton.cli;
 
 import dev.baton.checker.Durations;
+import org.apache.zookeeper.KeeperException;
 
 import java.net.ConnectException;
 import java.net.NoRouteToHostException;
@@ -19,7 +20,8 @@ import java.util.Optional;
  *       route), or a SQLite file that cannot be opened;</li>
  *   <li>{@value ExitCodes#REFUSED} <b>refused</b>: the server answered and said no — credentials (SQL state
  *       class 28), an unknown database (PostgreSQL 3D000, MariaDB/MySQL 1049), missing privileges
- *       (PostgreSQL 42501, MariaDB/MySQL 1044/1142), a SQLite file without permission or read-only;</li>
+ *       (PostgreSQL 42501, MariaDB/MySQL 1044/1142), Redis {@code NOAUTH}/{@code WRONGPASS}/{@code NOPERM}, a
+ *       ZooKeeper ACL ({@code NoAuth}), a SQLite file without permission or read-only;</li>
  *   <li>{@value ExitCodes#UNAVAILABLE} otherwise, as a database error.</li>
  * </ul>
  * Messages name the database (the SQLite file, or the URL with its password hidden), and every password of
@@ -45,6 +47,11 @@ final class DatabaseErrors {
         }
         if (url.kind() == DatabaseUrl.Kind.ZOOKEEPER && driver.contains("cannot connect to ZooKeeper")) {
             return new BatonFailure(ExitCodes.UNAVAILABLE, "cannot reach " + db + " (unreachable): " + driver, e);
+        }
+        if (url.kind() == DatabaseUrl.Kind.ZOOKEEPER && find(e, KeeperException.NoAuthException.class).isPresent()) {
+            return new BatonFailure(ExitCodes.REFUSED, db + " refused access (permission): a znode's ACL does not let"
+                    + " this unauthenticated client do what the command needs (Baton's ZooKeeper client does not"
+                    + " authenticate): " + driver, e);
         }
         if (url.kind() == DatabaseUrl.Kind.REDIS && (driver.contains("WRONGPASS") || driver.contains("NOAUTH")
                 || driver.contains("NOPERM"))) {

@@ -10,6 +10,10 @@ import dev.baton.redis.RedisLockClient;
 import dev.baton.redis.RedisLocks;
 import dev.baton.zookeeper.ZooKeeperLockClient;
 import dev.baton.zookeeper.ZooKeeperLocks;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.RetryOneTime;
+import org.apache.zookeeper.KeeperException;
 import org.sqlite.SQLiteDataSource;
 import picocli.CommandLine.Option;
 
@@ -21,6 +25,7 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The options every database subcommand shares: where the locks live, and how much to say. Remembers the
@@ -29,8 +34,11 @@ import java.util.OptionalLong;
 final class DatabaseOptions {
     @Option(names = "--url", paramLabel = "URL",
             description = {"Lock database: jdbc:postgresql:…, jdbc:mariadb:…, jdbc:mysql:… (MariaDB driver), "
-                    + "jdbc:sqlite:FILE (~/ is your home directory), or Redis: redis://[:PASSWORD@]HOST[:PORT][/DB]"
-                    + " (rediss:// for TLS), or ZooKeeper: zookeeper://HOST:PORT[,HOST:PORT…][/CHROOT].",
+                    + "jdbc:sqlite:FILE (~/ is your home directory), or Redis:"
+                    + " redis://[[USER]:PASSWORD@]HOST[:PORT][/DB] (rediss:// for TLS; %%2F for a / in the password),"
+                    + " or ZooKeeper:"
+                    + " zookeeper://HOST:PORT[,HOST:PORT…][/CHROOT] (the chroot must exist; no credentials)."
+                    + " Checked before connecting; passwords are never printed.",
                     "Default: $" + DatabaseUrl.ENV + ", else the embedded SQLite file ~/.baton/baton.db."})
     String url;
 
@@ -196,15 +204,16 @@ final class DatabaseOptions {
 
     /**
      * A ZooKeeper lock client (baton-zookeeper) with a Curator client of its own, closed with it; its session timeout
-     * is the lease time ({@code baton run --lease}), or ZooKeeperLocks' default.
+     * is the lease time ({@code baton run --lease}), or ZooKeeperLocks' default. A chroot in the URL must exist.
      *
-     * @throws BatonFailure (64) for {@code --table}
+     * @throws BatonFailure (64) for {@code --table}, (77) for a chroot that does not exist or refuses this client
      */
     private OpenClient zookeeper(DatabaseUrl databaseUrl, Duration leaseTime) {
         if (table != null) {
             throw new BatonFailure(ExitCodes.USAGE, "--table names a SQL lock table; ZooKeeper (" + databaseUrl.shown()
                     + ") has no tables: its locks live under the znode " + ZooKeeperLocks.DEFAULT_ROOT_PATH, null);
         }
+        UrlChecks.zooKeeperChroot(databaseUrl.jdbcUrl()).ifPresent(chroot -> requireChroot(databaseUrl, chroot));
         ZooKeeperLocks.Builder builder;
         try {
             builder = ZooKeeperLocks.builder(databaseUrl.jdbcUrl()).connectionTimeout(Database.CONNECT_TIMEOUT);
@@ -216,6 +225,45 @@ final class DatabaseOptions {
             builder.leaseTime(leaseTime).sessionTimeout(leaseTime);
         }
         return new OpenClient(builder.build(), () -> { });
+    }
+
+    /**
+     * Checks that the chroot of a ZooKeeper URL exists and that this (unauthenticated) client may list it, on a
+     * connection without the chroot: ZooKeeper cannot create a client's own chroot through it, and Baton does not
+     * create it elsewhere.
+     *
+     * @throws BatonFailure (77) if the chroot does not exist or its ACL refuses this client, (69) if no server of
+     *                      the URL answers within {@link Database#CONNECT_TIMEOUT}
+     */
+    private static void requireChroot(DatabaseUrl databaseUrl, String chroot) {
+        String connect = databaseUrl.jdbcUrl();
+        String hosts = connect.substring(0, connect.length() - chroot.length());
+        int connectMs = (int) Database.CONNECT_TIMEOUT.toMillis();
+        try (CuratorFramework zk = CuratorFrameworkFactory.builder().connectString(hosts)
+                .connectionTimeoutMs(connectMs).sessionTimeoutMs(Math.max(connectMs, 4000))
+                .retryPolicy(new RetryOneTime(100)).build()) {
+            zk.start();
+            if (!zk.blockUntilConnected(connectMs, TimeUnit.MILLISECONDS)) {
+                throw new BatonFailure(ExitCodes.UNAVAILABLE, "cannot reach " + databaseUrl.shown() + " (unreachable):"
+                        + " no ZooKeeper server of " + hosts + " answered within " + connectMs + " ms", null);
+            }
+            zk.getChildren().forPath(chroot);
+        } catch (KeeperException.NoNodeException e) {
+            throw new BatonFailure(ExitCodes.REFUSED, "the chroot " + chroot + " does not exist on ZooKeeper " + hosts
+                    + " (" + databaseUrl.shown() + "): Baton does not create it; create it (zkCli.sh create " + chroot
+                    + ") or leave it out of the URL", e);
+        } catch (KeeperException.NoAuthException e) {
+            throw new BatonFailure(ExitCodes.REFUSED, databaseUrl.shown() + " refused access (permission): the ACL of"
+                    + " the chroot " + chroot + " does not let an unauthenticated client read it, and Baton's"
+                    + " ZooKeeper client does not authenticate", e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new BatonFailure(130, "interrupted while checking the chroot " + chroot + " on " + hosts, e);
+        } catch (BatonFailure e) {
+            throw e;
+        } catch (Exception e) {
+            throw DatabaseErrors.failure(databaseUrl, e);
+        }
     }
 
     private JdbcLocks.Builder builder(DataSource dataSource) {

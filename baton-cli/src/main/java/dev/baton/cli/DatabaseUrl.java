@@ -1,14 +1,12 @@
 package dev.baton.cli;
 
+import dev.baton.checker.Secrets;
+
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 
 /**
  * A lock server URL the CLI can open: which kind of server, the URL handed to its driver, and the URL as the user
@@ -29,10 +27,6 @@ record DatabaseUrl(Kind kind, String jdbcUrl, String shown, String rawUrl) {
     static final String SUPPORTED = "jdbc:postgresql:, jdbc:mariadb:, jdbc:mysql:, jdbc:sqlite:, redis://, rediss://,"
             + " redis-sentinel:// or zookeeper://";
     private static final String SQLITE_PREFIX = "jdbc:sqlite:";
-    /** The value of a {@code password=} parameter, in a URL or in any text that contains one. */
-    private static final Pattern PASSWORD_PARAMETER = Pattern.compile("(?i)(?<=[?&;]password=)([^&;\\s]*)");
-    /** The password of {@code //user:password@host}: up to the last {@code @} before the path. */
-    private static final Pattern USER_INFO_PASSWORD = Pattern.compile("//[^\\s/?;:@]*:([^\\s/?]*)@");
 
     @Override
     public String toString() {
@@ -64,7 +58,7 @@ record DatabaseUrl(Kind kind, String jdbcUrl, String shown, String rawUrl) {
      * Picks the URL: the option if given, else {@value #ENV}, else the embedded SQLite file
      * {@code ~/.baton/baton.db}.
      *
-     * @throws BatonFailure (64) for an empty or unsupported URL
+     * @throws BatonFailure (64) for an empty, unsupported or malformed URL ({@link UrlChecks})
      */
     static DatabaseUrl resolve(String option, Map<String, String> env, Path home) {
         if (option != null) {
@@ -93,7 +87,7 @@ record DatabaseUrl(Kind kind, String jdbcUrl, String shown, String rawUrl) {
      * inside a URL, and the driver does not either).
      *
      * @param source where it came from ({@code --url} or {@value #ENV}), for the message
-     * @throws BatonFailure (64) naming the supported prefixes
+     * @throws BatonFailure (64) naming the supported prefixes, or what is wrong with the URL ({@link UrlChecks})
      */
     static DatabaseUrl parse(String url, String source, Path home) {
         return parse(expandHome(url, home), source);
@@ -143,18 +137,22 @@ record DatabaseUrl(Kind kind, String jdbcUrl, String shown, String rawUrl) {
      * Parses a URL as written (no {@code ~} expansion).
      *
      * @param source where it came from ({@code --url} or {@value #ENV}), for the message
-     * @throws BatonFailure (64) naming the supported prefixes
+     * @throws BatonFailure (64) naming the supported prefixes, or what is wrong with the URL ({@link UrlChecks})
      */
     static DatabaseUrl parse(String url, String source) {
         String lower = url.toLowerCase(Locale.ROOT);
-        String shown = hidePassword(url);
+        String shown = Secrets.hide(url);
+        UrlChecks.refuseUnsupportedScheme(lower, shown, source);
         if (lower.startsWith("jdbc:postgresql:")) {
+            UrlChecks.jdbc(url, shown, source);
             return new DatabaseUrl(Kind.POSTGRESQL, url, shown, url);
         }
         if (lower.startsWith("jdbc:mariadb:")) {
+            UrlChecks.jdbc(url, shown, source);
             return new DatabaseUrl(Kind.MARIADB, url, shown, url);
         }
         if (lower.startsWith("jdbc:mysql:")) {
+            UrlChecks.jdbc(url, shown, source);
             // The MariaDB driver speaks to MySQL too, but only accepts its own scheme by default.
             return new DatabaseUrl(Kind.MARIADB, "jdbc:mariadb:" + url.substring("jdbc:mysql:".length()), shown, url);
         }
@@ -162,11 +160,16 @@ record DatabaseUrl(Kind kind, String jdbcUrl, String shown, String rawUrl) {
             return new DatabaseUrl(Kind.SQLITE, url, shown, url);
         }
         if ((lower.startsWith("redis://") && url.length() > "redis://".length())
-                || (lower.startsWith("rediss://") && url.length() > "rediss://".length())
-                || (lower.startsWith("redis-sentinel://") && url.length() > "redis-sentinel://".length())) {
+                || (lower.startsWith("rediss://") && url.length() > "rediss://".length())) {
+            UrlChecks.redis(url, shown, source);
+            return new DatabaseUrl(Kind.REDIS, url, shown, url);
+        }
+        if (lower.startsWith("redis-sentinel://") && url.length() > "redis-sentinel://".length()) {
+            UrlChecks.redisSentinel(url, shown, source);
             return new DatabaseUrl(Kind.REDIS, url, shown, url);
         }
         if (lower.startsWith("zookeeper://") && url.length() > "zookeeper://".length()) {
+            UrlChecks.zooKeeper(url, shown, source);
             return new DatabaseUrl(Kind.ZOOKEEPER, url.substring("zookeeper://".length()), shown, url);
         }
         throw new BatonFailure(ExitCodes.USAGE, "unsupported database URL '" + shown + "' (from " + source
@@ -174,42 +177,10 @@ record DatabaseUrl(Kind kind, String jdbcUrl, String shown, String rawUrl) {
     }
 
     /**
-     * The URL with every password replaced by {@code ***}: the value of any {@code password=} parameter
-     * ({@code ?}, {@code &} or {@code ;} separated, any case) and the password of {@code //user:password@host}
-     * (up to the last {@code @} before the path, so an {@code @} in the password is hidden too). Works on any
-     * text that contains such URLs, such as a message.
+     * {@code text} with every secret of this URL removed (as written and percent-decoded), and those of any other
+     * URL written in it ({@link Secrets#hide(String, java.util.Collection)}).
      */
-    static String hidePassword(String url) {
-        String text = url;
-        for (String secret : passwords(url)) {
-            text = text.replace(secret, "***");
-        }
-        return text;
-    }
-
-    /**
-     * The passwords written in a URL, longest first, so that they can be removed from any text (a driver's
-     * message, say) before it is printed.
-     */
-    static List<String> passwords(String url) {
-        List<String> found = new ArrayList<>();
-        for (Pattern p : List.of(PASSWORD_PARAMETER, USER_INFO_PASSWORD)) {
-            Matcher m = p.matcher(url);
-            while (m.find()) {
-                found.add(m.group(1));
-            }
-        }
-        found.removeIf(String::isEmpty);
-        found.sort(Comparator.comparingInt(String::length).reversed());
-        return found;
-    }
-
-    /** Replaces every password of this URL in {@code text} with {@code ***}. */
     String scrub(String text) {
-        String out = text;
-        for (String secret : passwords(rawUrl)) {
-            out = out.replace(secret, "***");
-        }
-        return out;
+        return Secrets.hide(text, List.of(rawUrl));
     }
 }

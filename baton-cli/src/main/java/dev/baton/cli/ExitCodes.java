@@ -7,7 +7,10 @@ package dev.baton.cli;
 public final class ExitCodes {
     /** Success. */
     public static final int OK = 0;
-    /** Bad arguments: unknown option, bad duration, empty lock name, missing command, unknown URL. */
+    /**
+     * Bad arguments: unknown option, bad duration, empty lock name, missing command, an unsupported or malformed URL
+     * (a bad port, ZooKeeper chroot, query string, credentials the backend cannot take), found before any connection.
+     */
     public static final int USAGE = 64;
     /** Not held ({@code status}), or nothing released ({@code release}). */
     public static final int NOT_HELD = 1;
@@ -22,8 +25,9 @@ public final class ExitCodes {
     /** The lease was lost while the command ran; the command was stopped. */
     public static final int LEASE_LOST = 76;
     /**
-     * The database refused: credentials, an unknown database, missing privileges, a read-only or unreadable
-     * SQLite file ({@code EX_NOPERM}).
+     * The server refused: credentials (also Redis {@code NOAUTH}, {@code WRONGPASS}), an unknown database or a
+     * ZooKeeper chroot that does not exist, missing privileges (also Redis {@code NOPERM}, a ZooKeeper ACL), a
+     * read-only or unreadable SQLite file ({@code EX_NOPERM}).
      */
     public static final int REFUSED = 77;
     /** The command was found but could not be started. */

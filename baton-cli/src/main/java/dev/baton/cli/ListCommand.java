@@ -30,8 +30,9 @@ import java.util.concurrent.Callable;
                 + " non-ASCII character as a JSON \\u escape.",
                 "Nothing is created: a missing table is an error (exit 66). A read-only SQLite file is enough."},
         exitCodeListHeading = "%nExit status:%n",
-        exitCodeList = {"0:listed", "64:bad arguments", "66:no lock table (or SQLite file) there",
-                "69:database unreachable", "77:database refused (credentials, unknown database, permission)"})
+        exitCodeList = {"0:listed", "64:bad arguments or URL", "66:no lock table (or SQLite file) there",
+                "69:database unreachable",
+                "77:server refused (credentials, unknown database or ZooKeeper chroot, permission)"})
 final class ListCommand implements Callable<Integer> {
     static final List<String> HEADER = List.of("STATE", "TOKEN", "EXPIRES", "ACQUIRED", "HOLDER", "NAME");
 

@@ -20,9 +20,10 @@ import java.util.concurrent.Callable;
                 + " (an hour, not seconds): see the README's caveat 'Purge and tokens'.",
                 "Durations: 500ms, 10s, 2m, 1h. Nothing is created; a missing table is an error."},
         exitCodeListHeading = "%nExit status:%n",
-        exitCodeList = {"0:purged (the number of rows is printed, 0 included)", "64:bad arguments",
+        exitCodeList = {"0:purged (the number of rows is printed, 0 included)", "64:bad arguments or URL",
                 "66:no lock table (or SQLite file) there", "69:database unreachable",
-                "77:database refused (credentials, unknown database, permission, read-only SQLite file)"})
+                "77:server refused (credentials, unknown database or ZooKeeper chroot, permission,"
+                        + " read-only SQLite file)"})
 final class PurgeCommand implements Callable<Integer> {
     static final Duration MIN_AGE = Duration.ofSeconds(1);
     /** The library's bound (3650 days), said here in the CLI's duration words rather than its Java ones. */

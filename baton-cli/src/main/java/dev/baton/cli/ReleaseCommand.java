@@ -34,8 +34,9 @@ import java.util.concurrent.Callable;
                 "Nothing is created; a missing table is an error."},
         exitCodeListHeading = "%nExit status:%n",
         exitCodeList = {"0:released", "1:nothing released: not held, held under another token, or a session lock (or a name used with --strategy session)",
-                "64:bad arguments", "66:no lock table (or SQLite file) there", "69:database unreachable",
-                "77:database refused (credentials, unknown database, permission, read-only SQLite file)"})
+                "64:bad arguments or URL", "66:no lock table (or SQLite file) there", "69:database unreachable",
+                "77:server refused (credentials, unknown database or ZooKeeper chroot, permission,"
+                        + " read-only SQLite file)"})
 final class ReleaseCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;

@@ -27,7 +27,9 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * {@code baton run}: while the command, or anything it started, runs, it holds the lock; when the lock is
@@ -40,7 +42,9 @@ import java.util.concurrent.TimeUnit;
  *       standard input, output and error inherited, and {@code BATON_LOCK} and {@code BATON_FENCING_TOKEN}
  *       in its environment. The library renews the lease while it runs. If {@code baton} dies, even by
  *       SIGKILL, the supervisor kills the group.</li>
- *   <li>SIGINT, SIGTERM and SIGHUP received meanwhile are passed on to the group, once each.</li>
+ *   <li>SIGINT, SIGTERM and SIGHUP received meanwhile are passed on to the group, once each. The first is a
+ *       stop request: if the group has not ended {@code --grace} later, it gets SIGKILL, the lock is released
+ *       and {@code baton} exits 128 + that signal's number.</li>
  *   <li>When the command ends, what it left in its group gets SIGTERM, SIGKILL after {@code --grace}. Then
  *       decide by the lease's validity at that moment ({@link Lease#checkValid()}, which asks the server):
  *       valid, release and exit with the command's status; lost, exit 76. If the lease
@@ -57,7 +61,9 @@ import java.util.concurrent.TimeUnit;
                         + " lock when the command and everything it started have ended, and exits with the"
                         + " command's status. While the command (or anything it started) runs, baton holds the"
                         + " lock; when the lock is gone, the command is gone.",
-                "SIGINT, SIGTERM and SIGHUP are passed on to the command's group once. If the lease is lost, the"
+                "SIGINT, SIGTERM and SIGHUP are passed on to the command's group once; if the group has not"
+                        + " ended --grace later, it gets SIGKILL, the lock is released and baton exits 128 + the"
+                        + " signal's number (129, 130, 143). If the lease is lost, the"
                         + " group gets SIGTERM (SIGKILL after --grace) and baton exits 76. What the command"
                         + " leaves running when it exits gets SIGTERM, SIGKILL after --grace. If baton is"
                         + " killed, even with SIGKILL, the group is killed.",
@@ -66,11 +72,15 @@ import java.util.concurrent.TimeUnit;
         exitCodeListHeading = "%nExit status:%n",
         exitCodeList = {
                 "N:the command's status (128+signal if a signal ended it)",
-                "64:bad arguments, or a lock name used with the other --strategy in that table",
+                "64:bad arguments or URL, or a lock name used with the other --strategy in that table",
                 "69:database unreachable",
                 "70:internal error",
                 "75:lock not acquired within --wait (or --conflict-exit-code)",
                 "76:lease lost while the command ran (or --conflict-exit-code)",
+                "77:server refused (credentials, unknown database or ZooKeeper chroot, permission,"
+                        + " read-only SQLite file)",
+                "129/130/143:SIGHUP/SIGINT/SIGTERM was passed on to the command's group, which had not ended"
+                        + " --grace later and was killed",
                 "126/127:the command could not be started / was not found"})
 final class RunCommand implements java.util.concurrent.Callable<Integer> {
     private static final Logger log = LoggerFactory.getLogger(RunCommand.class);
@@ -118,8 +128,9 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
     Duration lease;
 
     @Option(names = "--grace", paramLabel = "DURATION", converter = Durations.Converter.class,
-            defaultValue = "10s", description = "Time between SIGTERM and SIGKILL when the lease is lost, and for"
-            + " what the command leaves running when it exits (default ${DEFAULT-VALUE}, at most 1h).")
+            defaultValue = "10s", description = "Time between SIGTERM and SIGKILL when the lease is lost, after a"
+            + " signal passed on to the command, and for what the command leaves running when it exits"
+            + " (default ${DEFAULT-VALUE}, at most 1h).")
     Duration grace;
 
     @Option(names = "--conflict-exit-code", paramLabel = "N", description = "Exit with N (1-255) instead of 75"
@@ -311,7 +322,12 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
         signals.attach(group);
         Thread.interrupted(); // a signal before attach was passed on; the waiting below must not see it
         try {
-            CompletableFuture.anyOf(supervisor.onExit(), lost).join();
+            CompletableFuture<SignalForwarder.Stop> stop = signals.stopRequested();
+            CompletableFuture.anyOf(supervisor.onExit(), lost, stop).join();
+            SignalForwarder.Stop killedAfterStop = null;
+            if (stop.isDone() && !lost.isDone() && supervisor.isAlive()) {
+                killedAfterStop = awaitStop(group, lost, stop.join(), err);
+            }
             if (lost.isDone() && supervisor.isAlive()) {
                 LockLostException why = lost.join();
                 err.println("baton: lease on lock '" + lockName + "' was lost while the command ran; stopping its"
@@ -330,10 +346,41 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
                         + " status " + status + "): " + gone.getMessage());
                 return ExitCodes.LEASE_LOST;
             }
-            return status;
+            return killedAfterStop != null ? killedAfterStop.exitCode() : status;
         } finally {
             group.close();
         }
+    }
+
+    /**
+     * A stop request (a signal passed on to the group): gives the group {@code --grace} to end, then SIGKILLs
+     * it, as {@code timeout -k} does.
+     *
+     * @return the request if the group had to be killed, else null (it ended in time, or the lease was lost
+     *         first: the caller handles that)
+     */
+    private SignalForwarder.Stop awaitStop(CommandGroup group, CompletableFuture<LockLostException> lost,
+                                           SignalForwarder.Stop stop, PrintWriter err) {
+        Process supervisor = group.process();
+        try {
+            CompletableFuture.anyOf(supervisor.onExit(), lost).get(grace.toNanos(), TimeUnit.NANOSECONDS);
+            return null;
+        } catch (TimeoutException e) {
+            // the grace has passed
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (ExecutionException e) {
+            throw new IllegalStateException("a future that is only ever completed normally failed", e);
+        }
+        if (!supervisor.isAlive()) {
+            return null;
+        }
+        err.println("baton: " + stop.name() + " was passed on to the command's process group, which had not ended"
+                + " after --grace " + Durations.format(grace) + "; killing it (SIGKILL)");
+        err.flush();
+        group.kill();
+        awaitGroup(group, Duration.ZERO, err);
+        return stop;
     }
 
     /** Waits for the group to end; SIGKILLs it if it has not by the timeout. */

@@ -10,12 +10,14 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalInt;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * Passes SIGINT, SIGTERM and SIGHUP received by {@code baton run} on to the command's process group, once
  * each, so the command decides how to stop and {@code baton} still releases the lock after the group has
- * ended and exits with the command's status. SIGHUP (terminal closed, ssh connection dropped) is treated
- * like SIGTERM: passed on, never the end of {@code baton} while its command runs.
+ * ended. The first one passed on is also a stop request ({@link #stopRequested()}): {@code baton run} gives
+ * the group {@code --grace} to end, then kills it. SIGHUP (terminal closed, ssh connection dropped) is
+ * treated like SIGTERM.
  *
  * <p>Before the command starts (while waiting for the lock) a signal interrupts the waiting thread and is
  * remembered; {@link #pendingExitCode()} then gives 128 + its number. If the command starts anyway, the
@@ -38,6 +40,17 @@ final class SignalForwarder implements AutoCloseable {
     private final Map<Signal, SignalHandler> previous = new LinkedHashMap<>();
     private CommandGroup group;
     private Signal pending;
+    /** Completed with the first signal passed on to the command's group. */
+    private final CompletableFuture<Stop> stop = new CompletableFuture<>();
+
+    /**
+     * A stop request: a signal passed on to the command's group.
+     *
+     * @param name     the signal's name, such as {@code SIGTERM}
+     * @param exitCode 128 + its number, the status of a shell that signal ended
+     */
+    record Stop(String name, int exitCode) {
+    }
 
     private SignalForwarder(Thread waiter) {
         this.waiter = waiter;
@@ -86,8 +99,14 @@ final class SignalForwarder implements AutoCloseable {
         return pending == null ? null : "SIG" + pending.getName();
     }
 
-    private static void forward(CommandGroup group, Signal signal) {
+    /** Completes when the first signal has been passed on to the command's group. */
+    CompletableFuture<Stop> stopRequested() {
+        return stop;
+    }
+
+    private void forward(CommandGroup group, Signal signal) {
         group.signal(signal.getName());
+        stop.complete(new Stop("SIG" + signal.getName(), 128 + signal.getNumber()));
         log.debug("passed SIG{} on to the command's process group (supervisor pid {})", signal.getName(),
                 group.process().pid());
     }

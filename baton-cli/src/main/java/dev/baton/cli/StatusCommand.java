@@ -19,9 +19,9 @@ import java.util.concurrent.Callable;
         description = {"Looks at the lease row and, on PostgreSQL and MariaDB/MySQL, at the session locks held"
                 + " now. Times are the database server's. Nothing is created; a read-only SQLite file is enough."},
         exitCodeListHeading = "%nExit status:%n",
-        exitCodeList = {"0:held", "1:free (never taken, released, or its lease ran out)", "64:bad arguments",
+        exitCodeList = {"0:held", "1:free (never taken, released, or its lease ran out)", "64:bad arguments or URL",
                 "66:no lock table (or SQLite file) there", "69:database unreachable",
-                "77:database refused (credentials, unknown database, permission)"})
+                "77:server refused (credentials, unknown database or ZooKeeper chroot, permission)"})
 final class StatusCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;

@@ -1,6 +1,7 @@
 package dev.baton.cli;
 
 import dev.baton.Lease;
+import dev.baton.checker.Secrets;
 import dev.baton.jdbc.JdbcLockClient;
 import dev.baton.jdbc.JdbcLocks;
 import org.junit.jupiter.api.Test;
@@ -91,7 +92,7 @@ class BatonCommandTest {
         Result r = baton("list", "--url", "jdbc:h2:mem:x;USER=sa;PASSWORD=hunter2");
 
         assertThat(r.err()).doesNotContain("hunter2").contains("PASSWORD=***");
-        assertThat(DatabaseUrl.hidePassword("jdbc:postgresql://u:hunter2@h/db?password=hunter2&x=1"))
+        assertThat(Secrets.hide("jdbc:postgresql://u:hunter2@h/db?password=hunter2&x=1"))
                 .isEqualTo("jdbc:postgresql://u:***@h/db?password=***&x=1");
     }
 
@@ -345,16 +346,16 @@ class BatonCommandTest {
 
     @Test
     void passwordsAreFoundInEveryFormAndRemovedFromAnyText() {
-        assertThat(DatabaseUrl.hidePassword("jdbc:postgresql://u:hunter2@h/db?password=hunter2&x=1"))
+        assertThat(Secrets.hide("jdbc:postgresql://u:hunter2@h/db?password=hunter2&x=1"))
                 .isEqualTo("jdbc:postgresql://u:***@h/db?password=***&x=1");
-        assertThat(DatabaseUrl.hidePassword("jdbc:mariadb://u:hun@ter2@h:3306/db"))
+        assertThat(Secrets.hide("jdbc:mariadb://u:hun@ter2@h:3306/db"))
                 .isEqualTo("jdbc:mariadb://u:***@h:3306/db");
-        assertThat(DatabaseUrl.hidePassword("cannot reach jdbc:postgresql://h/db?user=u&PassWord=hunter2 (unreachable): x"))
+        assertThat(Secrets.hide("cannot reach jdbc:postgresql://h/db?user=u&PassWord=hunter2 (unreachable): x"))
                 .isEqualTo("cannot reach jdbc:postgresql://h/db?user=u&PassWord=*** (unreachable): x");
-        assertThat(DatabaseUrl.hidePassword("jdbc:postgresql://h/db?user=u;password=hunter2;ssl=true"))
+        assertThat(Secrets.hide("jdbc:postgresql://h/db?user=u;password=hunter2;ssl=true"))
                 .isEqualTo("jdbc:postgresql://h/db?user=u;password=***;ssl=true");
-        assertThat(DatabaseUrl.hidePassword("jdbc:postgresql://h:5432/db?user=u")).isEqualTo("jdbc:postgresql://h:5432/db?user=u");
-        DatabaseUrl url = DatabaseUrl.parse("jdbc:postgresql://u:pw1@h/db?password=hunter2", "--url");
+        assertThat(Secrets.hide("jdbc:postgresql://h:5432/db?user=u")).isEqualTo("jdbc:postgresql://h:5432/db?user=u");
+        DatabaseUrl url = DatabaseUrl.parse("jdbc:postgresql://h/db?password=hunter2&sslpassword=pw1", "--url");
         assertThat(url.scrub("FATAL: password hunter2 or pw1 rejected")).isEqualTo("FATAL: password *** or *** rejected");
         assertThat(url.toString()).doesNotContain("hunter2").doesNotContain("pw1");
     }

@@ -423,6 +423,73 @@ class BatonRunIT {
         assertThat(after.awaitExit(EXIT_TIMEOUT)).as("lock free afterwards; stderr: %s", after.err()).isZero();
     }
 
+    /**
+     * A stop request is honoured: a command that ignores the signal passed on to it gets SIGKILL (the whole
+     * group) once {@code --grace} has passed, the lock is released, and baton exits 128 + the signal's number.
+     */
+    @ParameterizedTest
+    @ValueSource(strings = {"TERM", "INT", "HUP"})
+    void aStopRequestKillsACommandThatIgnoresItAfterTheGraceAndReleasesTheLock(String signal) throws Exception {
+        String lock = uniqueLock("stop-" + signal);
+        Path pid = dir.resolve("pid-" + UUID.randomUUID());
+        Baton b = start("run", "--grace", "3s", "--lock", lock, "--url", sqliteUrl(), "--", "sh", "-c",
+                "trap '' " + signal + "; echo $$ > '" + pid + ".tmp'; mv '" + pid + ".tmp' '" + pid + "'; sleep 60");
+        awaitFile(pid, b);
+        long group = readPids(pid).get(0);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (groupMembers(group).size() < 2 && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
+        assertThat(groupMembers(group)).as("the command and its sleep").hasSizeGreaterThanOrEqualTo(2);
+
+        long t0 = System.nanoTime();
+        kill(signal, b.process().pid());
+        int status = b.awaitExit(EXIT_TIMEOUT);
+        Duration took = Duration.ofNanos(System.nanoTime() - t0);
+        assertThat(status).as("exit status after SIG%s; stderr: %s", signal, b.err())
+                .isEqualTo(128 + signalNumber(signal));
+        assertThat(took).as("from SIG%s to baton's exit (--grace 3s)", signal)
+                .isGreaterThanOrEqualTo(Duration.ofMillis(2900)).isLessThan(Duration.ofSeconds(10));
+        assertThat(groupMembers(group)).as("the command's process group when baton exited").isEmpty();
+        assertThat(b.errLines()).as("stderr").singleElement().asString().startsWith("baton: SIG" + signal)
+                .contains("SIGKILL").contains("3s");
+        assertLockFree(lock);
+    }
+
+    private static int signalNumber(String name) {
+        return switch (name) {
+            case "HUP" -> 1;
+            case "INT" -> 2;
+            case "TERM" -> 15;
+            default -> throw new IllegalArgumentException(name);
+        };
+    }
+
+    /** The live (not zombie) processes whose process group is {@code pgid}, from /proc. */
+    private static List<Long> groupMembers(long pgid) throws IOException {
+        List<Long> members = new ArrayList<>();
+        try (var procs = Files.list(Path.of("/proc"))) {
+            for (Path p : (Iterable<Path>) procs::iterator) {
+                String name = p.getFileName().toString();
+                if (!name.chars().allMatch(Character::isDigit)) {
+                    continue;
+                }
+                String stat;
+                try {
+                    stat = Files.readString(p.resolve("stat"));
+                } catch (IOException e) {
+                    continue; // ended meanwhile
+                }
+                String[] after = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+                // after the name: state, ppid, pgrp
+                if (!after[0].equals("Z") && Long.parseLong(after[2]) == pgid) {
+                    members.add(Long.parseLong(name));
+                }
+            }
+        }
+        return members;
+    }
+
     @Test
     void sigtermWhileWaitingExits143WithoutRunningTheCommand() throws Exception {
         String lock = uniqueLock("sigwait");
@@ -695,6 +762,55 @@ class BatonRunIT {
         assertThat(b.awaitExit(EXIT_TIMEOUT)).as("stderr: %s", b.err()).isEqualTo(7);
         assertThat(b.out()).isEqualTo("command-output\n");
         assertThat(b.err()).doesNotContain("Full thread dump");
+    }
+
+    /**
+     * bin/baton, copied with a pom.xml into a temporary checkout of its own (so the real jar, which other tests
+     * use, is never touched), run with a PATH holding only the tools the script itself needs: no mvn, no java.
+     * A missing jar it cannot build, or a jar it has no java to run, is a configuration error (78) naming what
+     * is missing, not "a bug in baton" (70) after "mvn: command not found".
+     */
+    @Test
+    void withoutMavenOrJavaTheLauncherExits78SayingWhatIsMissing() throws Exception {
+        Path launcher = Path.of("").toAbsolutePath().getParent().resolve("bin").resolve("baton");
+        Path checkout = dir.resolve("checkout");
+        Files.createDirectories(checkout.resolve("bin"));
+        Files.copy(launcher, checkout.resolve("bin/baton"));
+        checkout.resolve("bin/baton").toFile().setExecutable(true);
+        Files.writeString(checkout.resolve("pom.xml"), "<project>\n  <version>9.9.9-TEST</version>\n</project>\n");
+        Path tools = dir.resolve("tools");
+        Files.createDirectories(tools);
+        for (String tool : List.of("bash", "dirname", "readlink", "sed", "head", "find", "mkdir", "flock")) {
+            Path real = java.util.stream.Stream.of("/usr/bin", "/bin").map(d -> Path.of(d, tool))
+                    .filter(Files::isExecutable).findFirst().orElseThrow(() -> new AssertionError(tool + " not found"));
+            Files.createSymbolicLink(tools.resolve(tool), real);
+        }
+        Map<String, String> env = Map.of("PATH", tools.toString(), "HOME", dir.toString());
+
+        Baton noJar = spawnWithEnvironment(env, checkout.resolve("bin/baton").toString(), "version");
+        assertThat(noJar.awaitExit(EXIT_TIMEOUT)).as("no jar, no mvn; stderr: %s", noJar.err()).isEqualTo(78);
+        assertThat(noJar.err()).contains("Maven").contains("JDK 17").contains("mvn").doesNotContain("command not found");
+        assertThat(noJar.errLines()).as("stderr").allMatch(l -> l.startsWith("baton: "));
+
+        Path jar = checkout.resolve("baton-cli/target/baton-cli-9.9.9-TEST-all.jar");
+        Files.createDirectories(jar.getParent());
+        Files.writeString(jar, "not run"); // newer than every source: not stale, so it is run
+        Baton noJava = spawnWithEnvironment(env, checkout.resolve("bin/baton").toString(), "version");
+        assertThat(noJava.awaitExit(EXIT_TIMEOUT)).as("jar, no java; stderr: %s", noJava.err()).isEqualTo(78);
+        assertThat(noJava.err()).contains("java").contains("17").doesNotContain("No such file");
+        assertThat(noJava.errLines()).as("stderr").allMatch(l -> l.startsWith("baton: "));
+    }
+
+    /** Spawns {@code cmd} with exactly {@code environment} (nothing inherited). */
+    private Baton spawnWithEnvironment(Map<String, String> environment, String... cmd) throws IOException {
+        String id = UUID.randomUUID().toString();
+        Path out = dir.resolve("cmd-" + id + ".out");
+        Path err = dir.resolve("cmd-" + id + ".err");
+        ProcessBuilder pb = new ProcessBuilder(cmd).redirectOutput(out.toFile()).redirectError(err.toFile())
+                .redirectInput(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")));
+        pb.environment().clear();
+        pb.environment().putAll(environment);
+        return new Baton(pb.start(), out, err);
     }
 
     /**

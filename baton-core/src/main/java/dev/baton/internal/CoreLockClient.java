@@ -26,6 +26,7 @@ import dev.baton.spi.NotifiesReleases;
 import dev.baton.spi.ReadWriteModes;
 import dev.baton.spi.ReleaseListener;
 import dev.baton.spi.ReportsSessionState;
+import dev.baton.spi.ReportsTimeLeft;
 import dev.baton.spi.WaitingQueue;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -57,6 +58,12 @@ import java.util.function.Supplier;
  * longer shows as ours is lost at once. A separate watchdog thread marks leases lost when their
  * conservative deadline passes, so a renewal stuck in the network cannot delay the loss notice.
  *
+ * <p>The deadline: the monotonic time the grant's (or last renewal's) request was <em>sent</em> + the lease time
+ * less a clock drift margin ({@link ClientSettings#localValidity()}, as Redlock's validity time), so a lease turns
+ * invalid here before the server frees it even if the server's clock runs somewhat fast. A stepped server clock no
+ * margin covers: over a {@link ReportsTimeLeft} backend each renewal also checks that the server still had at least
+ * until the deadline left on the grant, else the lease is lost at once (see {@link #renewAll}).
+ *
  * <p>Over a backend that {@link ReportsSessionState reports its session's state}: a suspended session makes every
  * held lease uncertain (not valid, not lost, its deadline still running); a resumed one has each uncertain lease
  * confirmed on the renewer thread (valid again, or lost); a lost session loses every lease once.
@@ -75,6 +82,8 @@ public final class CoreLockClient implements LockClient {
     private final ConcurrentHashMap<HoldKey, Hold> holds = new ConcurrentHashMap<>();
     private final ScheduledExecutorService renewer;
     private final ScheduledExecutorService watchdog;
+    /** How long a grant or renewal keeps a lease valid after its request was sent: lease time less drift margin. */
+    private final long validityNanos;
     private volatile boolean closed;
     /** The backend's session is suspended ({@link ReportsSessionState}): new grants start uncertain. */
     private volatile boolean suspended;
@@ -89,6 +98,7 @@ public final class CoreLockClient implements LockClient {
         this.settings = settings;
         this.description = backend.description();
         this.clientId = newClientId(settings.clientIdPrefix());
+        this.validityNanos = settings.localValidity().toNanos();
         this.renewer = Executors.newSingleThreadScheduledExecutor(daemon("baton-renewer"));
         this.watchdog = Executors.newSingleThreadScheduledExecutor(daemon("baton-watchdog"));
         if (backend instanceof NotifiesReleases notifying) {
@@ -462,7 +472,7 @@ public final class CoreLockClient implements LockClient {
 
     private Lease grant(HoldKey hk, String owner, AcquireResult.Granted granted, long sent) {
         Hold hold = new Hold(new LeaseKey(hk.name(), owner, granted.token(), hk.mode()), hk.threadId(),
-                sent + settings.leaseTime().toNanos(), description);
+                sent + validityNanos, description);
         holds.put(hk, hold);
         if (suspended) {
             hold.markUncertain(); // granted just before the suspension that onSuspended() may have missed
@@ -563,15 +573,28 @@ public final class CoreLockClient implements LockClient {
             batch.forEach(h -> keys.add(h.key));
             long sent = now();
             Set<LeaseKey> renewed;
+            Map<LeaseKey, Duration> timeLeft = null;
             try {
-                renewed = backend.renew(keys, settings.leaseTime());
+                if (backend instanceof ReportsTimeLeft reporting) {
+                    timeLeft = reporting.renewReportingTimeLeft(keys, settings.leaseTime());
+                    renewed = timeLeft.keySet();
+                } else {
+                    renewed = backend.renew(keys, settings.leaseTime());
+                }
             } catch (LockBackendException e) {
                 log.warn("renewal of {} lease(s) failed on {}: {}", keys.size(), description, e.getMessage());
                 return;
             }
-            long deadline = sent + settings.leaseTime().toNanos();
+            long received = now();
+            long deadline = sent + validityNanos;
             for (Hold h : batch) {
-                if (renewed.contains(h.key)) {
+                String stepped = timeLeft == null ? null : steppedClock(h, timeLeft.get(h.key), received);
+                if (stepped != null) {
+                    // renewed on the server, but its grant had less time left there than this client counted on:
+                    // the server may end grants before their local deadlines, so this one is not trusted any more.
+                    // The server keeps it for one lease at most, or until the lease is closed (a release).
+                    h.markLost(stepped, null);
+                } else if (renewed.contains(h.key)) {
                     h.extendDeadline(deadline);
                 } else if (h.state() == Hold.State.HELD) {
                     // an answer that came after the deadline: the lease had lapsed here first (isValid() was false)
@@ -588,6 +611,31 @@ public final class CoreLockClient implements LockClient {
         } finally {
             confirmUncertain();
         }
+    }
+
+    /**
+     * The renewal check of a {@link ReportsTimeLeft} backend: the script that renewed the grant ran at some moment
+     * before {@code received} and found {@code left} on it, so the server would have ended it by
+     * {@code received + left}. That must not come before the lease's local deadline, which by construction (send
+     * time + lease time - drift) a healthy server never undercuts: the server's expiry is at least the renewal's send
+     * time + lease time, and the drift margin's 2 ms cover the server's millisecond rounding. If it does come before,
+     * the server's clock jumped forward by about the difference (or the grant's expiry was changed on the server),
+     * and {@code isValid()} was true while the server could already have freed the lock. Returns the loss's reason
+     * then, else null.
+     */
+    private String steppedClock(Hold h, Duration left, long received) {
+        if (left == null || h.state() != Hold.State.HELD) {
+            return null;
+        }
+        long counted = h.deadlineNanos() - received;
+        long shortBy = counted - CoreLock.saturatedNanos(left);
+        if (shortBy <= 0) {
+            return null;
+        }
+        return "the renewal found " + left.toMillis() + " ms left on the grant on the server, " + millis(shortBy)
+                + " ms less than this client counted on (" + millis(Math.max(0, counted)) + " ms until its local"
+                + " deadline): the server's clock jumped forward or the grant's expiry was changed there, so the"
+                + " server may end grants before their deadlines";
     }
 
     // ---- session state (ReportsSessionState backends only) -------------------------------------------------
@@ -660,7 +708,7 @@ public final class CoreLockClient implements LockClient {
         if (confirming.confirm(hold.key)) {
             if (wasUncertain && !suspended && suspensions.get() == epoch) {
                 // shown by the server on a session that was not suspended since: as good as a renewal
-                hold.extendDeadline(sent + settings.leaseTime().toNanos());
+                hold.extendDeadline(sent + validityNanos);
                 hold.markCertain();
                 if (suspended || suspensions.get() != epoch) {
                     hold.markUncertain(); // a suspension that came between the check and markCertain() wins

@@ -27,6 +27,15 @@ public abstract class AbstractClientBuilder<B extends AbstractClientBuilder<B>> 
     public static final Duration MAX_LEASE_TIME = Duration.ofDays(7);
     /** Longest poll interval of a waiter: 1 h. A longer poll only delays a waiter that no notification reaches. */
     public static final Duration MAX_POLL_INTERVAL = Duration.ofHours(1);
+    /**
+     * Default clock drift factor: 1 % of the lease time (Redlock's), so 102 ms of a 10 s lease. NTP slews a clock by
+     * at most 500 ppm (0.05 %), and crystal oscillators drift by tens of ppm: 1 % covers either clock running fast
+     * twenty times over, and costs a lease only 1 % of its local validity. A clock that is <em>stepped</em> is not
+     * covered by any margin; the renewal check ({@link ReportsTimeLeft}) is what notices that.
+     */
+    public static final double DEFAULT_CLOCK_DRIFT_FACTOR = 0.01;
+    /** Largest clock drift factor: 0.5. Beyond it a lease would be valid locally for less than half its time. */
+    public static final double MAX_CLOCK_DRIFT_FACTOR = 0.5;
 
     private Duration leaseTime = DEFAULT_LEASE_TIME;
     private Duration renewInterval;
@@ -34,6 +43,7 @@ public abstract class AbstractClientBuilder<B extends AbstractClientBuilder<B>> 
     private Duration maxPollInterval = DEFAULT_MAX_POLL;
     private String clientIdPrefix;
     private LongSupplier ticker = System::nanoTime;
+    private double clockDriftFactor = DEFAULT_CLOCK_DRIFT_FACTOR;
 
     @SuppressWarnings("unchecked")
     private B self() {
@@ -98,6 +108,31 @@ public abstract class AbstractClientBuilder<B extends AbstractClientBuilder<B>> 
         return self();
     }
 
+    /**
+     * How fast the server's clock may run against this client's, as a fraction of the lease time (default
+     * {@value #DEFAULT_CLOCK_DRIFT_FACTOR}, Redlock's). A lease is valid locally until the monotonic time its request
+     * was sent + {@code leaseTime - (leaseTime x factor + 2 ms)}, so {@code isValid()} turns false before the server
+     * frees the lock even if the server's clock runs that much fast (the 2 ms cover Redis's millisecond expiries).
+     * 0 keeps only the 2 ms. A server clock that is stepped forward is not covered by any factor: see the README's
+     * Caveats for what each backend notices then.
+     *
+     * @throws IllegalArgumentException if not a number, negative or above {@value #MAX_CLOCK_DRIFT_FACTOR} (the
+     *                                  message names the setting and the value); at {@link #build()}, if the lease's
+     *                                  local validity that leaves is not longer than the renewal interval
+     */
+    public B clockDriftFactor(double factor) {
+        checkClockDriftFactor(factor);
+        this.clockDriftFactor = factor;
+        return self();
+    }
+
+    static void checkClockDriftFactor(double factor) {
+        if (!(factor >= 0 && factor <= MAX_CLOCK_DRIFT_FACTOR)) {
+            throw new IllegalArgumentException("clockDriftFactor must be from 0 to " + MAX_CLOCK_DRIFT_FACTOR
+                    + " (a fraction of the lease time; default " + DEFAULT_CLOCK_DRIFT_FACTOR + "), was " + factor);
+        }
+    }
+
     /** The validated settings. */
     protected ClientSettings settings() {
         Duration renew = renewInterval != null ? renewInterval : leaseTime.dividedBy(3);
@@ -109,7 +144,8 @@ public abstract class AbstractClientBuilder<B extends AbstractClientBuilder<B>> 
             throw new IllegalArgumentException("minPollInterval (" + minPollInterval.toMillis()
                     + " ms) must not exceed maxPollInterval (" + maxPollInterval.toMillis() + " ms)");
         }
-        return new ClientSettings(leaseTime, renew, minPollInterval, maxPollInterval, clientIdPrefix, ticker);
+        return new ClientSettings(leaseTime, renew, minPollInterval, maxPollInterval, clientIdPrefix, ticker,
+                clockDriftFactor);
     }
 
     /** Builds the client. */

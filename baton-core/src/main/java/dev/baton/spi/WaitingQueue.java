@@ -9,8 +9,9 @@ package dev.baton.spi;
  * <p>The core's promise: every acquisition that got a busy answer and then stops without a grant — it timed out,
  * was interrupted, gave up after a {@link AcquireRequest.Patience#TRY_ONCE} attempt, or failed — calls
  * {@link #withdraw} once for its request, on the waiting thread, unless the client is closing, in which case
- * {@link LockBackend#close()} must withdraw every place still kept. A place whose client died ends on the server
- * with that client's session or lease.
+ * {@link LockBackend#close()} must withdraw every place still kept. A place whose client died ends on the server by
+ * itself, whatever the waiter's lease: with that client's session, or soon after its heartbeat stops (Redis: one
+ * second).
  */
 public interface WaitingQueue extends LockBackend {
 

@@ -110,6 +110,8 @@ public final class JdbcLocks {
         private static final Duration MAX_KEEPALIVE = Duration.ofSeconds(32_767);
         private static final String KEEPALIVE_WHY = "Linux's largest TCP_KEEPIDLE and TCP_KEEPINTVL";
         private DataSource notificationDataSource;
+        private boolean allowUnflushedCommits;
+        private boolean poolerInSessionMode;
 
         private Builder(DataSource dataSource) {
             this.dataSource = dataSource;
@@ -181,6 +183,33 @@ public final class JdbcLocks {
             return this;
         }
 
+        /**
+         * Accepts a server that acknowledges a commit before it is on disk. Without it, {@link #build()} refuses
+         * MariaDB and MySQL servers whose {@code innodb_flush_log_at_trx_commit} is not 1 (or MariaDB's 3), or
+         * that write a binary log ({@code log_bin}) with {@code sync_binlog} other than 1, and PostgreSQL servers
+         * with {@code fsync} off: there a crash can lose an acknowledged grant or renewal (two holders at once)
+         * or a token draw (a fencing token handed out twice). (PostgreSQL's {@code synchronous_commit} needs no
+         * opt-in: grants, renewals and token draws set it {@code on} for their own transaction.) Only for data that
+         * may be lost: a test server, or a host whose locks need not survive a server crash.
+         */
+        public Builder allowUnflushedCommits() {
+            this.allowUnflushedCommits = true;
+            return this;
+        }
+
+        /**
+         * Session strategy on PostgreSQL: its data source passes through a pooler in <em>session</em> mode (each client
+         * connection keeps one server session for its life, PgBouncer {@code pool_mode=session}), so {@link #build()}
+         * accepts it. Without it, a pooler is refused whatever its mode, before any lock: the client sees that a pooler
+         * answered the login, but not its mode, and a pooler in transaction mode moves each statement between server
+         * sessions, leaving locks behind on sessions other clients borrow. With it, only a session that moves between
+         * two statements is refused (or, later, its locks reported lost). No effect on the other strategies.
+         */
+        public Builder poolerInSessionMode() {
+            this.poolerInSessionMode = true;
+            return this;
+        }
+
         /** Creates the table (and its sequence or counter) at {@link #build()} if missing, from the shipped DDL. */
         public Builder createTableIfMissing() {
             this.createTable = true;
@@ -192,7 +221,8 @@ public final class JdbcLocks {
          *
          * @throws dev.baton.UnsupportedBackendException if the database (or its version) is not supported, the
          *                              session strategy is asked of SQLite, or its connections pass through a
-         *                              pooler in transaction mode
+         *                              pooler in transaction mode, or the server acknowledges commits before they
+         *                              are on disk and {@link #allowUnflushedCommits()} was not asked
          * @throws dev.baton.DialectMismatchException if the dialect set conflicts with the database
          * @throws dev.baton.MissingSchemaException if the tables are missing and {@link #createTableIfMissing()}
          *                              was not asked
@@ -215,6 +245,9 @@ public final class JdbcLocks {
                     throw new DialectMismatchException("dialect " + chosen + " was set but the database is " + detected);
                 }
                 table = LeaseTable.of(chosen, tableName);
+                if (!allowUnflushedCommits) {
+                    checkFlushOnCommit(c, chosen);
+                }
                 if (strategy == Strategy.SESSION) {
                     // refuses SQLite, which has no session locks
                     sessionStatements = SessionStatements.of(chosen, tableName);
@@ -246,9 +279,54 @@ public final class JdbcLocks {
                     listenOn(table, settings, mainPooled), Boolean.FALSE.equals(mainPooled), serverIsMariaDb);
             LockBackend backend = strategy == Strategy.LEASE ? leaseBackend
                     : SessionLockBackend.create(dataSource, sessionStatements, new SessionLockBackend.SessionOptions(
-                            keepaliveIdle, keepaliveInterval, keepaliveCount, settings.renewInterval()));
+                            keepaliveIdle, keepaliveInterval, keepaliveCount, settings.renewInterval(),
+                            poolerInSessionMode));
             LockClient core = LockClients.create(backend, settings);
             return new Client(core, leaseBackend, table, strategy, createTable);
+        }
+
+        /**
+         * Refuses a server that acknowledges commits before they are on disk (see {@link #allowUnflushedCommits()}).
+         * Reads global settings only: one statement, changing nothing.
+         */
+        private void checkFlushOnCommit(Connection c, Dialect chosen) throws SQLException {
+            String unflushed = null;
+            if (chosen == Dialect.MARIADB || chosen == Dialect.MYSQL) {
+                try (Statement st = c.createStatement();
+                     var rs = st.executeQuery("SELECT @@global.innodb_flush_log_at_trx_commit, @@global.log_bin,"
+                             + " @@global.sync_binlog")) {
+                    rs.next();
+                    long flush = rs.getLong(1);
+                    long logBin = rs.getLong(2);
+                    long syncBinlog = rs.getLong(3);
+                    if (flush != 1 && flush != 3) {
+                        unflushed = "innodb_flush_log_at_trx_commit is " + flush + " on this server (1 flushes the"
+                                + " log at every commit; " + (flush == 2 ? "2 writes it to the operating system and"
+                                + " flushes it once a second, so a crash of the host" : "0 writes and flushes it once"
+                                + " a second, so a crash of the server") + " loses the last second's commits)";
+                    } else if (logBin != 0 && syncBinlog != 1) {
+                        unflushed = "the server writes a binary log (log_bin is ON) and sync_binlog is " + syncBinlog
+                                + " (1 flushes it at every commit; a crash recovery rolls back a commit that is not"
+                                + " in the flushed binary log)";
+                    }
+                }
+            } else if (chosen == Dialect.POSTGRESQL) {
+                try (Statement st = c.createStatement();
+                     var rs = st.executeQuery("SELECT current_setting('fsync')")) {
+                    rs.next();
+                    if ("off".equalsIgnoreCase(rs.getString(1))) {
+                        unflushed = "fsync is off on this server (a crash of the host loses commits the server"
+                                + " acknowledged)";
+                    }
+                }
+            }
+            if (unflushed != null) {
+                throw new UnsupportedBackendException("jdbc-" + strategy.name().toLowerCase() + "/" + chosen.id()
+                        + " (table " + tableName + "): " + unflushed + ". A lost grant or renewal lets a second"
+                        + " client hold a lock its first holder still believes it holds, and a lost token draw hands"
+                        + " a fencing token out again. Make commits durable on the server, or call"
+                        + " allowUnflushedCommits() on the builder to accept that");
+            }
         }
 
         /** Connections the session strategy keeps from the pool for the client's life: main and waiting session. */

@@ -12,7 +12,8 @@ public enum Strategy {
      * PostgreSQL advisory locks or MySQL/MariaDB {@code GET_LOCK}, held by two dedicated server sessions of
      * the client. Re-entrant per thread, not fair. Ends on release, client close, or the moment the session
      * ends (the server frees it: no lease time to wait out). Waits on the server. Needs a direct connection
-     * (or a pooler in session mode: one in transaction mode is refused at build); not available on SQLite.
+     * (PostgreSQL: a pooler, which answers the login itself, is refused at build, unless
+     * {@link JdbcLocks.Builder#poolerInSessionMode()} says it is in session mode); not available on SQLite.
      * Keeps two connections of the pool for the client's life and borrows no others (a HikariCP pool below
      * two is refused at build). {@link dev.baton.Lease#checkValid()} asks the server whether the holding
      * session still holds the lock; {@link dev.baton.Lease#isValid()} learns of a lost session at the next

@@ -167,6 +167,20 @@ abstract class JdbcFixture implements LockFixture {
     }
 
     @Override
+    public int placesInLine(String lockName) {
+        try (Connection admin = admin();
+             PreparedStatement ps = admin.prepareStatement("SELECT COUNT(*) FROM " + table() + "_queue WHERE name = ?")) {
+            ps.setString(1, lockName);
+            try (java.sql.ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getInt(1);
+            }
+        } catch (SQLException e) {
+            throw new IllegalStateException("could not count the line of '" + lockName + "'", e);
+        }
+    }
+
+    @Override
     public boolean notifiesWaiters() {
         return false;
     }

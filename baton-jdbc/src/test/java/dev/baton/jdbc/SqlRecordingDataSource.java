@@ -53,9 +53,30 @@ final class SqlRecordingDataSource implements DataSource {
         }
     }
 
-    /** Every SQL text sent so far, in order. */
+    /**
+     * Every SQL text sent so far, in order, but the heartbeat's of the client's places in line (sent every 200 ms by
+     * a thread of its own while the client has waiters, whatever its acquisitions do): see {@link #isHeartbeat}.
+     */
     List<String> sql() {
+        return sql.stream().filter(s -> !isHeartbeat(s)).toList();
+    }
+
+    /** As {@link #sql()}, from index {@code from} on (one reading of the statements). */
+    List<String> sqlFrom(int from) {
+        List<String> all = sql();
+        return all.subList(from, all.size());
+    }
+
+    /** Every SQL text sent so far, in order, the heartbeat's included. */
+    List<String> allSql() {
         return List.copyOf(sql);
+    }
+
+    /** A statement of the lease line's heartbeat: a refresh of places, or the deletion of dead tickets. */
+    static boolean isHeartbeat(String s) {
+        return s.startsWith("WITH f AS (UPDATE ") || s.matches("(?s)UPDATE \\w+_queue SET expires_at .*")
+                || s.matches("(?s)SELECT name, owner FROM \\w+_queue WHERE .*")
+                || s.matches("(?s)DELETE FROM \\w+_queue (USING|WHERE expires_at <=).*");
     }
 
     private Object recording(Object target, Class<?> type) {

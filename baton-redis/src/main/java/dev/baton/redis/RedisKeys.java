@@ -104,9 +104,12 @@ final class RedisKeys {
         return prefix + "{*}:released";
     }
 
-    /** The lock name of a grant key ({@code <prefix>{<tag>}:x} or {@code :w}), or null if it is not one. */
+    /**
+     * The lock name of a grant key ({@code <prefix>{<tag>}:x} or {@code :w}) or of a line ({@code :q}), or null if it
+     * is not one.
+     */
     static String nameOf(String prefix, String key) {
-        if (!key.startsWith(prefix + "{") || !(key.endsWith("}:x") || key.endsWith("}:w"))) {
+        if (!key.startsWith(prefix + "{") || !(key.endsWith("}:x") || key.endsWith("}:w") || key.endsWith("}:q"))) {
             return null;
         }
         return unescape(key.substring(prefix.length() + 1, key.length() - 3));

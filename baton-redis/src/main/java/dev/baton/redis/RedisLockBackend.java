@@ -12,6 +12,7 @@ import dev.baton.spi.LockMode;
 import dev.baton.spi.NotifiesReleases;
 import dev.baton.spi.ReadWriteModes;
 import dev.baton.spi.ReleaseListener;
+import dev.baton.spi.ReportsTimeLeft;
 import dev.baton.spi.WaitingQueue;
 import io.lettuce.core.KeyScanCursor;
 import io.lettuce.core.RedisClient;
@@ -36,6 +37,7 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -44,6 +46,9 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -54,16 +59,35 @@ import java.util.concurrent.atomic.AtomicBoolean;
  *
  * <p><b>Fair hand-over ({@link WaitingQueue}).</b> A waiting exclusive acquirer keeps a place in a per-lock line
  * (a sorted set by arrival, under the lock's hash tag); a free lock goes only to the head of the line while others
- * wait, so the thread that just released goes to the back, and a waiter is served in arrival order. A place
- * expires one lease after its waiter's last attempt (each attempt renews it), so a dead waiter holds up the line
- * for at most one lease; a waiter that gives up withdraws it at once. A try-once acquire never takes a place, and
- * gets a free lock only when nobody waits. Waiting writers of a read-write lock keep claims that hold back new
- * readers the same way. A release's message names the head of the line, so only the head's client wakes its
- * waiters: the others would only find the lock promised to the head (they retry at their backoff, bounded by
- * {@code maxPollInterval}, in case the head died).
+ * wait, so the thread that just released goes to the back, and a waiter is served in arrival order. A try-once
+ * acquire never takes a place, and gets a free lock only when nobody waits. Waiting writers of a read-write lock
+ * keep claims that hold back new readers the same way. A release's message names the head of the line, so only the
+ * head's client wakes its waiters: the others would only find the lock promised to the head.
+ *
+ * <p><b>A place lives while its waiter does.</b> A place (or a writer's claim) expires {@link #PLACE_TTL} after its
+ * client last renewed it, whatever the waiter's lease: each client renews all the places it keeps in one script
+ * ({@link Scripts#KEEP_PLACES}) every {@link #HEARTBEAT_INTERVAL}, on a thread of its own, and each attempt renews
+ * the attempt's place too. A waiter whose process died therefore holds up a free lock for at most one place expiry
+ * after its last heartbeat: the next live waiter's heartbeat (which runs again just after a dead head's place
+ * expires) removes it and publishes the new head, whose waiter takes the lock at once; a release or an acquire that
+ * reads the line removes expired places first. A waiter that gives up withdraws its place at once, and a closing
+ * client withdraws all of its places. A live waiter loses its place only if its client sends no heartbeat for
+ * {@code PLACE_TTL - HEARTBEAT_INTERVAL} (a stall of the JVM or of the network that long); it then takes a new place
+ * at the back at its next attempt. Cost: one script every {@code HEARTBEAT_INTERVAL} per client that keeps any place
+ * (4 a second), however many of its threads wait; nothing for a client that waits for nothing.
  */
-final class RedisLockBackend implements NotifiesReleases, ConfirmsGrants, ReadWriteModes, WaitingQueue {
+final class RedisLockBackend implements NotifiesReleases, ConfirmsGrants, ReadWriteModes, WaitingQueue,
+        ReportsTimeLeft {
     private static final Logger log = LoggerFactory.getLogger(RedisLockBackend.class);
+    /**
+     * How long a place in line (or a writer's claim) lives after its client's last heartbeat or attempt: what a dead
+     * waiter can cost the next one. One second is the issue's target, and leaves a live client three missed
+     * heartbeats (750 ms of stall) before its waiters lose their places.
+     */
+    static final Duration PLACE_TTL = Duration.ofSeconds(1);
+    /** How often a client renews every place it keeps ({@link Scripts#KEEP_PLACES}): a quarter of the expiry. */
+    static final Duration HEARTBEAT_INTERVAL = PLACE_TTL.dividedBy(4);
+    private static final String PLACE_TTL_MS = Long.toString(PLACE_TTL.toMillis());
 
     private final RedisClient client;
     private final boolean ownsClient;
@@ -82,6 +106,8 @@ final class RedisLockBackend implements NotifiesReleases, ConfirmsGrants, ReadWr
     private final SeenTokens seen = new SeenTokens();
     private volatile ReleaseListener listener;
     private volatile boolean closed;
+    /** Runs the heartbeat of this client's places; started by {@link #start}. */
+    private volatile ScheduledExecutorService heartbeat;
 
     private record Place(String name, LockMode mode, String owner) {
     }
@@ -176,6 +202,13 @@ final class RedisLockBackend implements NotifiesReleases, ConfirmsGrants, ReadWr
             });
             pubSub.sync().clientSetname(name);
             pubSub.sync().psubscribe(RedisKeys.channelPattern(prefix));
+            ScheduledExecutorService beat = Executors.newSingleThreadScheduledExecutor(r -> {
+                Thread t = new Thread(r, "baton-redis-places " + clientId);
+                t.setDaemon(true);
+                return t;
+            });
+            heartbeat = beat;
+            beat.schedule(this::keepPlaces, HEARTBEAT_INTERVAL.toMillis(), TimeUnit.MILLISECONDS);
         } catch (RedisException e) {
             close();
             throw new LockBackendException(description, "cannot set up the client's connections: " + e.getMessage(), e);
@@ -315,13 +348,13 @@ final class RedisLockBackend implements NotifiesReleases, ConfirmsGrants, ReadWr
             r = switch (request.mode()) {
                 case EXCLUSIVE -> run(Scripts.ACQUIRE, ScriptOutputType.MULTI, "acquire of '" + request.name() + "'",
                         new String[] {k.exclusive(), k.counter(), k.line(), k.lineExpiry()}, request.owner(), lease, wait,
-                        seenToken, counterExpiry);
+                        seenToken, counterExpiry, PLACE_TTL_MS);
                 case READ -> run(Scripts.ACQUIRE_READ, ScriptOutputType.MULTI, "read acquire of '" + request.name() + "'",
                         new String[] {k.writer(), k.readers(), k.counter(), k.writerClaims()}, request.owner(), lease,
                         seenToken, counterExpiry);
                 case WRITE -> run(Scripts.ACQUIRE_WRITE, ScriptOutputType.MULTI, "write acquire of '" + request.name() + "'",
                         new String[] {k.writer(), k.readers(), k.counter(), k.writerClaims()}, request.owner(), lease, wait,
-                        seenToken, counterExpiry);
+                        seenToken, counterExpiry, PLACE_TTL_MS);
             };
         } catch (RedisException e) {
             String refusal = definiteRefusal(e);
@@ -524,6 +557,64 @@ final class RedisLockBackend implements NotifiesReleases, ConfirmsGrants, ReadWr
         }
     }
 
+    /**
+     * One heartbeat: renews every place this client keeps in one script, then schedules the next one
+     * {@link #HEARTBEAT_INTERVAL} after this one started, or sooner, just after the place at the head of a free
+     * lock's line expires (so that, if its waiter is dead, the script removes it and publishes the next head at once).
+     * Heartbeat thread. A failure is logged and the next beat tries again: places then live {@link #PLACE_TTL} after
+     * the last heartbeat that got through.
+     */
+    private void keepPlaces() {
+        if (closed) {
+            return;
+        }
+        long started = System.nanoTime();
+        long next = HEARTBEAT_INTERVAL.toMillis();
+        try {
+            List<Place> list = List.copyOf(places);
+            if (!list.isEmpty()) {
+                String[] keys = new String[3 * list.size()];
+                String[] args = new String[1 + 3 * list.size()];
+                args[0] = PLACE_TTL_MS;
+                for (int i = 0; i < list.size(); i++) {
+                    Place p = list.get(i);
+                    RedisKeys.Lock k = RedisKeys.Lock.of(prefix, p.name());
+                    boolean exclusive = p.mode() == LockMode.EXCLUSIVE;
+                    keys[3 * i] = exclusive ? k.line() : k.writerClaims();
+                    keys[3 * i + 1] = exclusive ? k.lineExpiry() : k.writerClaims();
+                    keys[3 * i + 2] = exclusive ? k.exclusive() : k.writer();
+                    args[1 + 3 * i] = p.owner();
+                    args[2 + 3 * i] = k.channel();
+                    args[3 + 3 * i] = p.name();
+                }
+                List<Object> r = run(Scripts.KEEP_PLACES, ScriptOutputType.MULTI,
+                        "heartbeat of " + list.size() + " place(s) in line", keys, args);
+                long soonest = (Long) r.get(0);
+                if (soonest >= 0) {
+                    next = Math.min(next, soonest + 1);
+                }
+                if (r.size() - 1 < list.size() && log.isDebugEnabled()) {
+                    log.debug("{}: {} of {} place(s) in line were gone at the heartbeat (granted, withdrawn, or"
+                            + " expired after missed heartbeats; a waiter takes a new place at its next attempt)",
+                            description, list.size() - (r.size() - 1), list.size());
+                }
+            }
+        } catch (RuntimeException e) {
+            log.debug("heartbeat of the places in line on {} failed: {}; the next one tries again", description,
+                    e.getMessage());
+        } finally {
+            ScheduledExecutorService beat = heartbeat;
+            if (!closed && beat != null) {
+                long elapsed = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);
+                try {
+                    beat.schedule(this::keepPlaces, Math.max(0, next - elapsed), TimeUnit.MILLISECONDS);
+                } catch (RejectedExecutionException e) {
+                    // closing
+                }
+            }
+        }
+    }
+
     // ---- release, renew, confirm ------------------------------------------------------------------------------
 
     private static String member(LeaseKey lease) {
@@ -590,9 +681,14 @@ final class RedisLockBackend implements NotifiesReleases, ConfirmsGrants, ReadWr
 
     @Override
     public Set<LeaseKey> renew(Collection<LeaseKey> leases, Duration leaseTime) {
+        return renewReportingTimeLeft(leases, leaseTime).keySet();
+    }
+
+    @Override
+    public Map<LeaseKey, Duration> renewReportingTimeLeft(Collection<LeaseKey> leases, Duration leaseTime) {
         List<LeaseKey> list = new ArrayList<>(leases);
         if (list.isEmpty()) {
-            return Set.of();
+            return Map.of();
         }
         // one script for every lease: a standalone Redis (or a Sentinel's primary) is one slot space
         String[] keys = new String[list.size()];
@@ -610,9 +706,10 @@ final class RedisLockBackend implements NotifiesReleases, ConfirmsGrants, ReadWr
         } catch (RedisException e) {
             throw failed("renewal of " + list.size() + " lease(s)", e);
         }
-        Set<LeaseKey> out = new HashSet<>();
-        for (Object o : renewed) {
-            out.add(list.get(((Long) o).intValue() - 1));
+        // pairs: the index of a renewed grant, the ms it had left before this renewal
+        Map<LeaseKey, Duration> out = new HashMap<>();
+        for (int i = 0; i + 1 < renewed.size(); i += 2) {
+            out.put(list.get(((Long) renewed.get(i)).intValue() - 1), Duration.ofMillis((Long) renewed.get(i + 1)));
         }
         return out;
     }
@@ -632,18 +729,31 @@ final class RedisLockBackend implements NotifiesReleases, ConfirmsGrants, ReadWr
 
     // ---- introspection -----------------------------------------------------------------------------------------
 
+    /**
+     * Every exclusive and write grant under the prefix, and every exclusive lock with a line: held ones with their
+     * line (in order, expired places dropped first by {@link Scripts#LINE}), free ones kept for a waiter with
+     * {@code held} false, the last token (from the counter) and their line. Writers' claims are not shown.
+     */
     @Override
     public List<LockInfo> inspect() {
         List<LockInfo> out = new ArrayList<>();
         try {
             List<String> time = commands.time();
             long nowMs = Long.parseLong(time.get(0)) * 1000 + Long.parseLong(time.get(1)) / 1000;
-            ScanArgs args = ScanArgs.Builder.matches(prefix + "{*}:[xw]").limit(500);
+            ScanArgs args = ScanArgs.Builder.matches(prefix + "{*}:[xwq]").limit(500);
             ScanCursor cursor = ScanCursor.INITIAL;
+            record Grant(LockInfo info, boolean exclusive) {
+            }
+            List<Grant> grants = new ArrayList<>();
+            Set<String> withLine = new LinkedHashSet<>();
             do {
                 KeyScanCursor<String> page = commands.scan(cursor, args);
                 for (String key : page.getKeys()) {
                     String name = RedisKeys.nameOf(prefix, key);
+                    if (name != null && key.endsWith(":q")) {
+                        withLine.add(name);
+                        continue;
+                    }
                     String v = name == null ? null : commands.get(key);
                     if (v == null) {
                         continue;
@@ -654,16 +764,55 @@ final class RedisLockBackend implements NotifiesReleases, ConfirmsGrants, ReadWr
                         log.debug("skipping key {}: not a Baton grant ({})", key, v);
                         continue;
                     }
-                    out.add(new LockInfo(name, parts[2], Long.parseLong(parts[0]),
+                    grants.add(new Grant(new LockInfo(name, parts[2], Long.parseLong(parts[0]),
                             Instant.ofEpochMilli(Long.parseLong(parts[1])),
-                            pttl >= 0 ? Instant.ofEpochMilli(nowMs + pttl) : null, pttl != -2));
+                            pttl >= 0 ? Instant.ofEpochMilli(nowMs + pttl) : null, pttl != -2), key.endsWith(":x")));
                 }
                 cursor = page;
             } while (!cursor.isFinished());
+            Set<String> exclusiveHeld = new HashSet<>();
+            for (Grant grant : grants) {
+                LockInfo g = grant.info();
+                List<LockInfo.Waiter> line = grant.exclusive() && withLine.contains(g.name()) ? line(g.name())
+                        : List.of();
+                if (grant.exclusive()) {
+                    exclusiveHeld.add(g.name());
+                }
+                out.add(new LockInfo(g.name(), g.holder(), g.fencingToken(), g.acquiredAt(), g.expiresAt(), g.held(),
+                        line));
+            }
+            for (String name : withLine) {
+                if (exclusiveHeld.contains(name)) {
+                    continue;
+                }
+                List<LockInfo.Waiter> line = line(name);
+                if (line.isEmpty()) {
+                    continue;
+                }
+                String counter = commands.get(RedisKeys.Lock.of(prefix, name).counter());
+                long token = counter != null && counter.matches("\\d{1,18}") ? Long.parseLong(counter) : -1;
+                out.add(new LockInfo(name, null, token, null, null, false, line));
+            }
         } catch (RedisException e) {
             throw failed("listing the locks under " + prefix, e);
         }
         return out;
+    }
+
+    /** The line of {@code name}, in order, after {@link Scripts#LINE} dropped its expired places. */
+    private List<LockInfo.Waiter> line(String name) {
+        RedisKeys.Lock k = RedisKeys.Lock.of(prefix, name);
+        List<Object> r = run(Scripts.LINE, ScriptOutputType.MULTI, "reading the line of '" + name + "'",
+                new String[] {k.line(), k.lineExpiry()});
+        List<LockInfo.Waiter> line = new ArrayList<>();
+        for (int i = 1; i + 2 < r.size(); i += 3) {
+            long arrivalUs = (long) Double.parseDouble((String) r.get(i + 1));
+            long expiryMs = (long) Double.parseDouble((String) r.get(i + 2));
+            line.add(new LockInfo.Waiter((String) r.get(i),
+                    Instant.ofEpochSecond(arrivalUs / 1_000_000, (arrivalUs % 1_000_000) * 1000),
+                    Instant.ofEpochMilli(expiryMs)));
+        }
+        return line;
     }
 
     @Override
@@ -672,12 +821,17 @@ final class RedisLockBackend implements NotifiesReleases, ConfirmsGrants, ReadWr
             return;
         }
         closed = true;
+        ScheduledExecutorService beat = heartbeat;
+        if (beat != null) {
+            beat.shutdownNow();
+        }
         for (Place p : List.copyOf(places)) {
             places.remove(p);
             try {
                 withdraw(p);
             } catch (RuntimeException e) {
-                log.debug("withdrawing the place of '{}' at close failed; it expires within one lease", p.name(), e);
+                log.debug("withdrawing the place of '{}' at close failed; it expires within {} ms", p.name(),
+                        PLACE_TTL.toMillis(), e);
             }
         }
         try {

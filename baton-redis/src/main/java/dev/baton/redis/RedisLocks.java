@@ -43,7 +43,10 @@ import java.util.OptionalLong;
  * <p><b>Waiting.</b> Waiters are woken by the release's message (one {@code PSUBSCRIBE} per client on
  * {@code <prefix>{*}:released}), else retry when the holder's {@code PTTL} ends, with a bounded backoff
  * ({@code minPollInterval}..{@code maxPollInterval}); after the pub/sub connection reconnects every waiter retries
- * at once. Hand-over is fair: a free lock goes to the longest waiter (see {@link RedisLockBackend}).
+ * at once. Hand-over is fair: a free lock goes to the longest waiter (see {@link RedisLockBackend}). A waiter's place
+ * in line lives while its client sends heartbeats (one script every 250 ms per client that waits, for all its
+ * waiters), whatever its lease: a waiter whose process died keeps a free lock from the next live waiter (and from
+ * {@code tryAcquire()}) for at most about a second, and a live waiter keeps its place however short its lease.
  *
  * <p><b>Connections.</b> Baton opens two connections of its own (commands, pub/sub), named
  * {@code baton:<client id>} ({@code CLIENT SETNAME}), and closes only those when the client is closed, and the

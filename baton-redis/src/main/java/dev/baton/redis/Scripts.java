@@ -12,7 +12,11 @@ import java.util.HexFormat;
  *
  * <p>Values: an exclusive or write grant is the string {@code <token>|<granted ms>|<owner>} with a {@code PX}
  * expiry; a read grant is the member {@code <token>|<owner>} of the readers' sorted set, scored by its expiry (ms).
- * A waiter's place is the member {@code <owner>} of the line (scored by arrival, in µs) and of its expiry set.
+ * A waiter's place is the member {@code <owner>} of the line (scored by arrival, in µs) and of its expiry set
+ * (scored by when the place expires, in ms); a waiting writer's claim is the member {@code <owner>} of the writers'
+ * claims, scored by when it expires. A place or claim lives {@link RedisLockBackend#PLACE_TTL} after its client's
+ * last heartbeat ({@link #KEEP_PLACES}) or attempt, whatever the waiter's lease; every script that reads the line or
+ * the claims first removes the expired ones.
  */
 final class Scripts {
     private Scripts() {
@@ -84,11 +88,13 @@ final class Scripts {
 
     /**
      * Exclusive acquire. KEYS: lock, counter, line, line expiry. ARGV: owner, lease ms, wait (1 or 0), the
-     * highest token the caller saw for the lock (0 if none), counter expiry ms. A free lock goes to the head of
-     * the line (or to anyone when nobody waits): {@code SET lock value NX PX lease} with the next token (see
-     * {@code next_token}). Otherwise a waiting caller keeps (or takes) its place at the back, which expires one
-     * lease after its last attempt. Returns {1, token, raised (1 if only the caller's floor kept the token above
-     * its earlier ones)} or {0, holder, holder token, ms left}.
+     * highest token the caller saw for the lock (0 if none), counter expiry ms, place expiry ms. A free lock goes
+     * to the head of the line (or to anyone when nobody waits): {@code SET lock value NX PX lease} with the next
+     * token (see {@code next_token}). Otherwise a waiting caller keeps (or takes) its place at the back, which
+     * expires one place expiry after this attempt unless a heartbeat ({@link #KEEP_PLACES}) renews it. Returns
+     * {1, token, raised (1 if only the caller's floor kept the token above its earlier ones)} or {0, holder, holder
+     * token, ms left} (a free lock promised to the head of the line: holder '' and the ms until the head's place
+     * expires).
      */
     static final Script ACQUIRE = Script.of("acquire", """
             local now = now_ms()
@@ -108,18 +114,20 @@ final class Scripts {
               end
             end
             if ARGV[3] == '1' then
+              local ttl = tonumber(ARGV[6])
               if not redis.call('ZSCORE', KEYS[3], ARGV[1]) then
                 redis.call('ZADD', KEYS[3], num(now_us()), ARGV[1])
               end
-              redis.call('ZADD', KEYS[4], num(now + lease), ARGV[1])
-              keep_at_least(KEYS[3], lease)
-              keep_at_least(KEYS[4], lease)
+              redis.call('ZADD', KEYS[4], num(now + ttl), ARGV[1])
+              keep_at_least(KEYS[3], ttl)
+              keep_at_least(KEYS[4], ttl)
             end
             if cur then
               local tok, at, owner = parse(cur)
               return {0, owner, tonumber(tok), redis.call('PTTL', KEYS[1])}
             end
-            -- free, but promised to the head of the line: retry when its place would expire
+            -- free, but promised to the head of the line: retry when its place would expire (within one place
+            -- expiry, unless its client's heartbeat keeps it)
             local head = redis.call('ZRANGE', KEYS[3], 0, 0)[1]
             local exp = redis.call('ZSCORE', KEYS[4], head)
             return {0, '', -1, exp and (tonumber(exp) - now) or -1}
@@ -152,9 +160,9 @@ final class Scripts {
 
     /**
      * Write acquire. KEYS: writer, readers, counter, writers' claims. ARGV: owner, lease ms, wait (1 or 0), highest
-     * token seen, counter expiry ms. Granted
-     * when no writer and no live reader; otherwise a waiting writer claims the lock (held back readers) until
-     * one lease after its last attempt.
+     * token seen, counter expiry ms, place expiry ms. Granted when no writer and no live reader; otherwise a waiting
+     * writer claims the lock (holds back new readers) until one place expiry after this attempt, unless a heartbeat
+     * ({@link #KEEP_PLACES}) renews the claim.
      */
     static final Script ACQUIRE_WRITE = Script.of("acquire-write", """
             local now = now_ms()
@@ -170,8 +178,9 @@ final class Scripts {
               return {1, token, raised}
             end
             if ARGV[3] == '1' then
-              redis.call('ZADD', KEYS[4], num(now + lease), ARGV[1])
-              keep_at_least(KEYS[4], lease)
+              local ttl = tonumber(ARGV[6])
+              redis.call('ZADD', KEYS[4], num(now + ttl), ARGV[1])
+              keep_at_least(KEYS[4], ttl)
             end
             if w then
               local tok, at, owner = parse(w)
@@ -222,7 +231,10 @@ final class Scripts {
     /**
      * Renewal of every given grant in one call. KEYS: the grants' keys. ARGV: lease ms, then per key its kind
      * ({@code s} for a string grant, {@code z} for a reader) and {@code <token>|<owner>}. {@code PEXPIRE} only where
-     * owner and token still match (and a reader has not expired). Returns the 1-based indexes renewed.
+     * owner and token still match (and a reader has not expired). Returns, for each grant renewed, its 1-based index
+     * and the ms it had left before the renewal by the server's clock ({@code PTTL}, or a reader's score less now;
+     * a grant without an expiry reports the lease): the client checks that against its local deadline, so a server
+     * clock that jumped forward, which ends every grant early, does not go unnoticed.
      */
     static final Script RENEW = Script.of("renew", """
             local now = now_ms()
@@ -236,8 +248,11 @@ final class Scripts {
                 if v then
                   local tok, at, owner = parse(v)
                   if tok .. '|' .. owner == want then
+                    local left = redis.call('PTTL', KEYS[i])
+                    if left < 0 then left = lease end
                     redis.call('PEXPIRE', KEYS[i], lease)
                     renewed[#renewed + 1] = i
+                    renewed[#renewed + 1] = left
                   end
                 end
               else
@@ -246,6 +261,7 @@ final class Scripts {
                   redis.call('ZADD', KEYS[i], 'XX', num(now + lease), want)
                   keep_at_least(KEYS[i], lease)
                   renewed[#renewed + 1] = i
+                  renewed[#renewed + 1] = tonumber(score) - now
                 end
               end
             end
@@ -268,10 +284,15 @@ final class Scripts {
 
     /**
      * Withdraws a waiter's place. KEYS: line, line expiry (for a writer: its claims twice). ARGV: owner, channel,
-     * name. When the place was the head of a line, the next waiter may now go: publish, naming it (a writer's
-     * withdrawal publishes the bare name: the readers it held back may go).
+     * name. Expired places go first. When the place was the head of a line, the next live waiter may now go:
+     * publish, naming it (a writer's withdrawal publishes the bare name: the readers it held back may go).
      */
     static final Script WITHDRAW = Script.of("withdraw", """
+            if KEYS[1] == KEYS[2] then
+              purge_zset(KEYS[1], now_ms())
+            else
+              purge_line(KEYS[1], KEYS[2], now_ms())
+            end
             local head = redis.call('ZRANGE', KEYS[1], 0, 0)[1]
             local removed = redis.call('ZREM', KEYS[1], ARGV[1])
             redis.call('ZREM', KEYS[2], ARGV[1])
@@ -320,5 +341,74 @@ final class Scripts {
             end
             if removed > 0 then redis.call('PUBLISH', ARGV[2], ARGV[3]) end
             return removed
+            """);
+
+    /**
+     * The heartbeat of every place in line and writer's claim one client keeps, in one call (a standalone Redis or a
+     * Sentinel's primary is one slot space). KEYS: per place three keys: its line, the line's expiry set and the
+     * lock's grant key (for a writer's claim: the writers' claims twice, then the write grant). ARGV: the place expiry
+     * in ms, then per place its owner, the lock's channel and name. Per place: a place still in line (or a claim still
+     * kept) now expires one place expiry from now, even one past its expiry that no script removed yet (its waiter
+     * is alive after all); a place that is gone is not taken again (its waiter takes a new one at its next attempt,
+     * at the back). Then the expired places of that line are removed; if that changed the head of the line of a free
+     * lock, the new head is published (its waiter would otherwise sleep until its next poll), and if expired claims
+     * of a write-free lock were removed, the bare name is published (the readers they held back may go). Returns
+     * {ms until the earliest place at the head of a free lock's line expires (-1 if none), then the 1-based indexes
+     * of the places kept}: the client beats again just after that, so a dead head's waiter is replaced at once.
+     */
+    static final Script KEEP_PLACES = Script.of("keep-places", """
+            local now = now_ms()
+            local ttl = tonumber(ARGV[1])
+            local kept = {}
+            local soonest = -1
+            for i = 1, #KEYS / 3 do
+              local line, expiry, grant = KEYS[3 * i - 2], KEYS[3 * i - 1], KEYS[3 * i]
+              local owner, channel, name = ARGV[3 * i - 1], ARGV[3 * i], ARGV[3 * i + 1]
+              local free = redis.call('EXISTS', grant) == 0
+              if line == expiry then
+                if redis.call('ZSCORE', line, owner) then
+                  redis.call('ZADD', line, 'XX', num(now + ttl), owner)
+                  keep_at_least(line, ttl)
+                  kept[#kept + 1] = i
+                end
+                local removed = redis.call('ZREMRANGEBYSCORE', line, '-inf', num(now))
+                if removed > 0 and free then redis.call('PUBLISH', channel, name) end
+              else
+                if redis.call('ZSCORE', line, owner) then
+                  redis.call('ZADD', expiry, num(now + ttl), owner)
+                  keep_at_least(line, ttl)
+                  keep_at_least(expiry, ttl)
+                  kept[#kept + 1] = i
+                end
+                local before = redis.call('ZRANGE', line, 0, 0)[1]
+                purge_line(line, expiry, now)
+                local head = redis.call('ZRANGE', line, 0, 0)[1]
+                if free and head then
+                  if head ~= before then redis.call('PUBLISH', channel, name .. '\\0' .. head) end
+                  local exp = tonumber(redis.call('ZSCORE', expiry, head))
+                  if exp and (soonest < 0 or exp - now < soonest) then soonest = exp - now end
+                end
+              end
+            end
+            table.insert(kept, 1, soonest)
+            return kept
+            """);
+
+    /**
+     * The line of one lock, for introspection, after removing its expired places. KEYS: line, line expiry.
+     * Returns {server now in ms, then per waiter in order: owner, arrival (µs), place expiry (ms)}, numbers as
+     * strings.
+     */
+    static final Script LINE = Script.of("line", """
+            local now = now_ms()
+            purge_line(KEYS[1], KEYS[2], now)
+            local out = {num(now)}
+            local members = redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')
+            for i = 1, #members, 2 do
+              out[#out + 1] = members[i]
+              out[#out + 1] = members[i + 1]
+              out[#out + 1] = redis.call('ZSCORE', KEYS[2], members[i]) or '0'
+            end
+            return out
             """);
 }

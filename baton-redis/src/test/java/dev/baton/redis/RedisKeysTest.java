@@ -26,9 +26,11 @@ class RedisKeysTest {
             }
             assertThat(RedisKeys.nameOf("baton:", k.exclusive())).isEqualTo(name);
             assertThat(RedisKeys.nameOf("baton:", k.writer())).isEqualTo(name);
+            assertThat(RedisKeys.nameOf("baton:", k.line())).isEqualTo(name);
         }
         assertThat(RedisKeys.Lock.of("baton:", "}").base()).isNotEqualTo(RedisKeys.Lock.of("baton:", "%7D").base());
         assertThat(RedisKeys.nameOf("baton:", "baton:{x}:t")).isNull();
+        assertThat(RedisKeys.nameOf("baton:", "baton:{x}:qx")).isNull();
         assertThat(RedisKeys.nameOf("baton:", "other:{x}:x")).isNull();
     }
 

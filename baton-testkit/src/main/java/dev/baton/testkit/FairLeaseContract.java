@@ -9,12 +9,14 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * Rung 4b — fairness, for lease strategies that promise it (the JDBC lease strategy: a waiter takes a place in
@@ -91,6 +93,84 @@ public abstract class FairLeaseContract extends LeaseContract {
             checkTurns(fixture.name(), clients, name, mostOvertaken(), longestOverMedian());
         } finally {
             clients.forEach(LockClient::close);
+        }
+    }
+
+    /**
+     * How long after a release a free lock may take to reach the next live waiter while a waiter ahead of it in line
+     * was killed: far below every lease of the rung (30 s), and above the strategy's own bound (about a second) by
+     * enough that a loaded machine cannot flake it.
+     */
+    public static final Duration DEAD_WAITER_BOUND = Duration.ofSeconds(5);
+
+    /**
+     * A place in line lives only while its waiter is alive: a waiter process with a 30 s lease is killed
+     * ({@code kill -9}) while it waits in line ahead of a live waiter of this JVM; the holder releases; the live
+     * waiter gets the lock within {@link #DEAD_WAITER_BOUND}, whatever the dead waiter's lease. The live waiter
+     * polls at most every 30 s: the strategy itself must hand it the lock.
+     */
+    @Test
+    void aFreeLockGoesToTheNextLiveWaiterSoonAfterTheWaiterAheadWasKilled() throws Exception {
+        String name = unique("dead-waiter");
+        Duration lease = Duration.ofSeconds(30);
+        try (LockClient holder = fixture.newClient(ClientConfig.lease(lease));
+             LockClient live = fixture.newClient(new ClientConfig(lease, lease))) {
+            Lease held = holder.lock(name).acquire(Duration.ofSeconds(5));
+            try (WaiterProcess dead = WaiterProcess.start(fixtureClass(), name, lease)) {
+                await("the waiter process takes its place").atMost(Duration.ofSeconds(30))
+                        .until(() -> fixture.placesInLine(name) == 1);
+                CompletableFuture<Long> granted = CompletableFuture.supplyAsync(() -> {
+                    try (Lease l = live.lock(name).acquire(Duration.ofSeconds(90))) {
+                        return System.nanoTime();
+                    }
+                });
+                await("the live waiter takes its place behind it").atMost(Duration.ofSeconds(10))
+                        .until(() -> fixture.placesInLine(name) == 2);
+                long killed = System.nanoTime();
+                dead.kill();
+                long released = System.nanoTime();
+                held.close();
+                long at = granted.get(90, TimeUnit.SECONDS);
+                long ms = TimeUnit.NANOSECONDS.toMillis(at - released);
+                System.out.printf("[%s] a waiter with a 30 s lease killed in line: the live waiter behind it got the"
+                                + " free lock %d ms after the release (%d ms after the kill; bound %d ms)%n",
+                        fixture.name(), ms, TimeUnit.NANOSECONDS.toMillis(at - killed), DEAD_WAITER_BOUND.toMillis());
+                assertThat(ms).as("release to the live waiter's grant, ms (the dead waiter's lease: 30 s)")
+                        .isLessThanOrEqualTo(DEAD_WAITER_BOUND.toMillis());
+            }
+        }
+    }
+
+    /**
+     * A live waiter keeps its place however long it waits, beyond any heartbeat's expiry: a waiter that polls at
+     * most every 30 s waits 3 s in line; a waiter of another client takes its place behind it; the release goes to
+     * the first.
+     */
+    @Test
+    void aLiveWaiterKeepsItsPlaceThroughALongWait() throws Exception {
+        String name = unique("long-wait");
+        Duration lease = Duration.ofSeconds(30);
+        try (LockClient holder = fixture.newClient(ClientConfig.lease(lease));
+             LockClient first = fixture.newClient(new ClientConfig(lease, lease));
+             LockClient second = fixture.newClient(new ClientConfig(lease, lease))) {
+            Lease held = holder.lock(name).acquire(Duration.ofSeconds(5));
+            List<String> order = Collections.synchronizedList(new ArrayList<>());
+            CompletableFuture<Void> a = CompletableFuture.runAsync(() -> {
+                try (Lease l = first.lock(name).acquire(Duration.ofSeconds(60))) {
+                    order.add("first");
+                }
+            });
+            await().atMost(Duration.ofSeconds(10)).until(() -> fixture.placesInLine(name) == 1);
+            Thread.sleep(3000); // a long wait: several heartbeats' expiry, no attempt (the waiter polls every 30 s)
+            CompletableFuture<Void> b = CompletableFuture.runAsync(() -> {
+                try (Lease l = second.lock(name).acquire(Duration.ofSeconds(60))) {
+                    order.add("second");
+                }
+            });
+            await().atMost(Duration.ofSeconds(10)).until(() -> fixture.placesInLine(name) == 2);
+            held.close();
+            CompletableFuture.allOf(a, b).get(60, TimeUnit.SECONDS);
+            assertThat(order).as("grant order after the release").containsExactly("first", "second");
         }
     }
 

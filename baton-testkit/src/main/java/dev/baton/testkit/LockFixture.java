@@ -66,6 +66,16 @@ public interface LockFixture extends AutoCloseable {
         throw new UnsupportedOperationException(name() + " crashes holders as real processes (HolderProcess)");
     }
 
+    /**
+     * How many places the line of {@code lockName} has on the server now, live or not yet cleaned (a strategy that
+     * keeps a line of waiters: the JDBC lease table's {@code <table>_queue}).
+     *
+     * @throws UnsupportedOperationException for a strategy that keeps no line on the server
+     */
+    default int placesInLine(String lockName) {
+        throw new UnsupportedOperationException(name() + " keeps no line of waiters on the server");
+    }
+
     @Override
     void close();
 }

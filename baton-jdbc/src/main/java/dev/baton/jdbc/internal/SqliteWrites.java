@@ -22,7 +22,9 @@ import java.util.concurrent.locks.LockSupport;
  * <p>How: {@link #inWriteTransaction} reads the connection's {@code busy_timeout} (the user's bound on waiting for
  * the lock), sets it to 0 so that SQLite reports {@code SQLITE_BUSY} at once, and tries {@code BEGIN IMMEDIATE}
  * (which takes the write lock at the start) after pauses of 50 µs doubling to 1 ms until it succeeds or that
- * bound has passed; then runs the work and commits, and puts {@code busy_timeout} back. The two pragmas are calls
+ * bound has passed; then runs the work and commits the same way (in a rollback journal a commit waits for the
+ * database's readers; a commit that still fails busy when the bound has passed is rolled back, never left open), and
+ * puts {@code busy_timeout} back. The two pragmas are calls
  * into the embedded library, microseconds each. Not thread-safe per connection (no JDBC connection is).
  */
 public final class SqliteWrites {
@@ -58,7 +60,7 @@ public final class SqliteWrites {
                     rollback(st, e);
                     throw e;
                 }
-                st.execute("COMMIT");
+                commit(st, budgetMillis);
                 return result;
             } finally {
                 st.execute("PRAGMA busy_timeout = " + budgetMillis);
@@ -107,6 +109,14 @@ public final class SqliteWrites {
 
     /** {@code BEGIN IMMEDIATE}, tried again after a short pause while another connection writes. */
     private static void begin(Statement st, long budgetMillis) throws SQLException {
+        retryWhileBusy(st, "BEGIN IMMEDIATE", budgetMillis);
+    }
+
+    /**
+     * Runs {@code sql}, tried again after pauses of 50 µs doubling to 1 ms while it fails {@code SQLITE_BUSY}, until
+     * {@code budgetMillis} has passed.
+     */
+    private static void retryWhileBusy(Statement st, String sql, long budgetMillis) throws SQLException {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(budgetMillis);
         long pause = FIRST_PAUSE_NANOS;
         // a pending interrupt would end every park at once: like SQLite's own busy wait, this one is not
@@ -115,7 +125,7 @@ public final class SqliteWrites {
         try {
             while (true) {
                 try {
-                    st.execute("BEGIN IMMEDIATE");
+                    st.execute(sql);
                     return;
                 } catch (SQLException e) {
                     if (!isBusy(e) || System.nanoTime() - deadline >= 0) {
@@ -130,6 +140,23 @@ public final class SqliteWrites {
             if (interrupted) {
                 Thread.currentThread().interrupt();
             }
+        }
+    }
+
+    /**
+     * {@code COMMIT}, tried again after a short pause while it fails busy, within {@code budgetMillis}; if it still
+     * fails, the transaction is rolled back (it stays open after a failed {@code COMMIT}: its connection would keep
+     * SQLite's write lock, and its next {@code BEGIN} would fail "cannot start a transaction within a transaction").
+     * In a rollback journal ({@code journal_mode} DELETE, TRUNCATE, PERSIST) a commit waits for every reader of the
+     * database to finish (it needs the exclusive lock; new readers are held off meanwhile); in WAL mode it does not
+     * wait.
+     */
+    private static void commit(Statement st, long budgetMillis) throws SQLException {
+        try {
+            retryWhileBusy(st, "COMMIT", budgetMillis);
+        } catch (SQLException e) {
+            rollback(st, e);
+            throw e;
         }
     }
 

@@ -23,8 +23,10 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
@@ -45,14 +47,22 @@ import java.util.concurrent.TimeUnit;
  *       the grant, which checks the row and the line itself (an uncontended acquire is one statement on
  *       PostgreSQL and on MariaDB (the first use of a name: two, the second inserts its row), one short
  *       transaction on MySQL and SQLite). A held lock, or a free one kept for someone
- *       ahead, costs no write for the row: a waiting request takes a ticket (once, then a refresh per half lease,
- *       so a dead waiter's ticket ends one lease after its last attempt). Otherwise one step of the dialect's
+ *       ahead, costs no write for the row: a waiting request takes a ticket (once per acquisition), which lives
+ *       {@link #PLACE_TTL} (a second) after its last heartbeat, whatever the waiter's lease. Otherwise one step of the dialect's
  *       {@link LeaseTable#tryAcquire} takes the row if it is free (expired, or on MariaDB released) <em>and</em>
  *       nobody else is ahead in line, drawing a fresh token under the row lock and deleting the caller's ticket in
  *       the same commit (MariaDB: in a statement right after; a name's first use inserts its row, the token drawn
  *       before), or reports its holder. A releasing thread or client asking again is not in line, so it never barges past
  *       waiters (it may while nobody waits). A row that is the session strategy's marker is refused
  *       ({@link dev.baton.jdbc.StrategyConflictException}): one name, one lock.</li>
+ *   <li>Keep: while a client has places in line, one statement every {@link #HEARTBEAT} (200 ms) refreshes them all,
+ *       not flushed at commit where the dialect allows ({@link LeaseTable#refreshPlaces}), whether their waiters are
+ *       trying, parked or blocked on a bell; so a place lives exactly as long as its waiter and its client, and a
+ *       waiter killed in line keeps a free lock from the next one for about a second, whatever its lease. On
+ *       PostgreSQL the same statement finds the waiters whose turn it is (the release's notice named a head that
+ *       died) and wakes them. Every 5 s it also deletes the line's tickets dead for more than 10 s, of every lock; a
+ *       full line (MariaDB's MEMORY table) is cleaned of every dead ticket at once, and if still full its waiters wait
+ *       without a place, polling.</li>
  *   <li>Withdraw: a waiter that stops without a grant deletes its ticket; {@link #close()} deletes every ticket
  *       the client still has.</li>
  *   <li>Wake: PostgreSQL with a listener, by {@code NOTIFY} naming the head of the line, whose next attempt goes
@@ -90,6 +100,8 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
     private final DialectTraits traits;
     private PgReleaseListener pgListener;
     private ReleaseListener listener;
+    /** PostgreSQL with a listener: the core's listener, which wakes this client's waiters; else null. */
+    private volatile ReleaseListener coreListener;
     /** MariaDB, MySQL: the bells this client's holders and waiters keep for the waiters behind them, or null ({@link Ringing}). */
     private final LineBells bells;
     /** How many of this client's waiters may wait on a bell at once (each on a pooled connection). */
@@ -198,6 +210,7 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
 
         @Override
         public void listen(ReleaseListener listener) {
+            super.coreListener = listener;
             super.listener = new ReleaseListener() {
                 @Override
                 public void released(String name) {
@@ -635,7 +648,7 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
         }
         if (place.firstAhead() == UNKNOWN_AHEAD) {
             // the first look since the place was taken: its pace is measured from here
-            place = new Place(place.since(), place.refreshed(), look.ahead(), place.bell());
+            place = new Place(place.since(), look.ahead(), place.bell(), place.lost());
             places.replace(request, place);
         }
         long now = System.nanoTime();
@@ -653,11 +666,12 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
     private static final AcquireResult.Busy LINE_AHEAD = new AcquireResult.Busy(null, -1, null);
 
     /**
-     * A place in line kept by this backend: the {@link System#nanoTime()} at which it was taken and at which it was
-     * last refreshed, how many were ahead of it when it was taken, and the bell this client keeps for it (MariaDB),
-     * or null.
+     * A place in line kept by this backend: the {@link System#nanoTime()} at which it was taken, how many were ahead
+     * of it when it was taken, the bell this client keeps for it (MariaDB), or null, and whether the heartbeat found
+     * its ticket gone (deleted after it expired, or a MariaDB restart emptied the line): the waiter's next attempt
+     * takes a new place.
      */
-    private record Place(long since, long refreshed, int firstAhead, String bell) {
+    private record Place(long since, int firstAhead, String bell, boolean lost) {
     }
 
     /**
@@ -669,10 +683,104 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
     private volatile boolean closed;
 
     /**
-     * A waiting request takes its place in line, or refreshes it once half its lease has passed since the last
-     * refresh (the ticket's expiry is the server's now plus the lease, at or after the time recorded here), so a
-     * waiter that keeps trying keeps its place at the cost of one write per half lease, and a dead one loses it
-     * within one lease. A try-once never takes a place. Returns whether it took a new place.
+     * How long a place in line lives after its last heartbeat, by the database clock, whatever the waiter's lease: so
+     * a waiter that died keeps a free lock from the next live waiter for at most this long (plus, on PostgreSQL, one
+     * {@link #HEARTBEAT} of the waiter behind, whose heartbeat finds its turn). Five heartbeats: a live waiter keeps
+     * its place through four heartbeats missed in a row (800 ms of a stalled JVM or a slow statement on a loaded
+     * machine), and a heartbeat later than that still finds its ticket, in its place, unless the ticket was deleted
+     * after {@link #DEAD_TICKET_GRACE}.
+     */
+    public static final Duration PLACE_TTL = Duration.ofSeconds(1);
+    /**
+     * How often a client that has places in line refreshes them all, in one statement ({@link LeaseTable#refreshPlaces}):
+     * 5 statements a second per waiting client, whatever its number of waiters; none while nobody of it waits.
+     */
+    public static final Duration HEARTBEAT = Duration.ofMillis(200);
+    /** How long a ticket stays after it expired before a waiting client's heartbeat deletes it. */
+    static final Duration DEAD_TICKET_GRACE = Duration.ofSeconds(10);
+    /** How often a waiting client's heartbeat deletes the line's dead tickets (of every lock). */
+    private static final long CLEANUP_NANOS = TimeUnit.SECONDS.toNanos(5);
+    /** The heartbeat's thread, started with the first place in line; null until then. */
+    private java.util.concurrent.ScheduledExecutorService heartbeats;
+    /** When ({@link System#nanoTime()}) the heartbeat last deleted dead tickets. */
+    private long lastCleanup = System.nanoTime() - CLEANUP_NANOS;
+    /** Until when ({@link System#nanoTime()}) new waiters wait without a place, the line having been found full. */
+    private volatile long lineFullUntil = System.nanoTime();
+    /** Whether a full line has been logged (once per client). */
+    private volatile boolean warnedLineFull;
+    private static final long LINE_FULL_NANOS = TimeUnit.SECONDS.toNanos(1);
+
+    /** Starts the heartbeat of this client's places in line, once. */
+    private synchronized void startHeartbeat() {
+        if (heartbeats != null || closed) {
+            return;
+        }
+        heartbeats = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "baton-line-heartbeat");
+            t.setDaemon(true);
+            return t;
+        });
+        long every = HEARTBEAT.toNanos();
+        heartbeats.scheduleWithFixedDelay(this::heartbeat, every, every, TimeUnit.NANOSECONDS);
+    }
+
+    /**
+     * One heartbeat: refreshes every place in line this client keeps, in one statement (more only past
+     * {@link LeaseTable#renewBatch} places); a place whose ticket is gone is marked lost (its waiter's next attempt
+     * takes a new one; on PostgreSQL it is woken for that); on PostgreSQL, a waiter whose turn it is (the lock is
+     * free, nobody live ahead: the release's notice named a waiter that died) is woken to take it. Every
+     * {@code CLEANUP_NANOS}, also deletes the tickets of every lock that expired more than {@link #DEAD_TICKET_GRACE}
+     * ago. A failure is logged and tried again at the next heartbeat.
+     */
+    void heartbeat() {
+        if (places.isEmpty() || closed) {
+            return;
+        }
+        Map<LeaseTable.Ticket, AcquireRequest> byTicket = new HashMap<>();
+        for (AcquireRequest request : places.keySet()) {
+            byTicket.put(new LeaseTable.Ticket(request.name(), request.owner()), request);
+        }
+        ReleaseListener wake = coreListener;
+        boolean cleanup = System.nanoTime() - lastCleanup >= CLEANUP_NANOS;
+        try {
+            LeaseTable.Heartbeat beat = run("heartbeat of " + byTicket.size() + " place(s) in line", c -> {
+                LeaseTable.Heartbeat b = table.refreshPlaces(c, List.copyOf(byTicket.keySet()), PLACE_TTL.toMillis(),
+                        wake != null);
+                if (cleanup) {
+                    table.deleteDeadTickets(c, DEAD_TICKET_GRACE.toMillis());
+                }
+                return b;
+            });
+            if (cleanup) {
+                lastCleanup = System.nanoTime();
+            }
+            byTicket.forEach((ticket, request) -> {
+                if (!beat.refreshed().contains(ticket)) {
+                    Place lost = places.computeIfPresent(request,
+                            (r, p) -> new Place(p.since(), p.firstAhead(), p.bell(), true));
+                    if (lost != null && wake != null) {
+                        wake.released(ticket.name(), ticket.owner()); // to take a new place now
+                    }
+                }
+            });
+            for (LeaseTable.Ticket turn : beat.turns()) {
+                if (wake != null && places.containsKey(byTicket.get(turn))) {
+                    named(turn.name(), turn.owner());
+                    wake.released(turn.name(), turn.owner());
+                }
+            }
+        } catch (RuntimeException e) {
+            org.slf4j.LoggerFactory.getLogger(JdbcLeaseBackend.class).debug("{}: the heartbeat of the places in line"
+                    + " failed; trying again in {} ms", description, HEARTBEAT.toMillis(), e);
+        }
+    }
+
+    /**
+     * A waiting request takes its place in line (a ticket that lives {@link #PLACE_TTL}, refreshed by the client's
+     * heartbeat while the place is kept), once per acquisition, or again if the heartbeat found its ticket gone. A
+     * try-once never takes a place. A line that is full (MariaDB's MEMORY table) is cleaned of every expired ticket
+     * and tried again; still full, the waiter waits without a place, polling (one WARN per client), and new waiters
+     * do so for a second without trying. Returns whether it took a new place.
      */
     private boolean keepPlace(java.sql.Connection c, AcquireRequest request, boolean waits, int ahead)
             throws SQLException {
@@ -681,38 +789,77 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
         }
         long now = System.nanoTime();
         Place last = places.get(request);
-        if (last != null && now - last.refreshed() < request.leaseTime().toNanos() / 2) {
+        if (last != null && !last.lost()) {
             return false;
         }
-        if (closed) {
-            return false; // the core ends this attempt; close() took the places already
+        if (closed || (last == null && now - lineFullUntil < 0)) {
+            return false; // closing: the core ends this attempt; a full line: waits without a place
         }
         String oldBell = last != null ? last.bell() : null;
         String bell = oldBell;
-        if (bells != null) {
-            // the place's bell for the waiter behind is named by when the place was taken; a refresh that found its
-            // ticket gone (expired and purged, or a MariaDB restart emptied the line) took a new place, a new bell
-            long placeSince = table.enqueueTellingPlace(c, request.name(), request.owner(),
-                    request.leaseTime().toMillis());
-            bell = bells.ticketBell(request.name(), request.owner(), placeSince);
-        } else {
-            table.enqueue(c, request.name(), request.owner(), request.leaseTime().toMillis());
+        long placeSince;
+        try {
+            placeSince = enqueue(c, request);
+        } catch (SQLException e) {
+            if (!table.isLineFull(e)) {
+                throw e;
+            }
+            table.deleteDeadTickets(c, 0); // every expired ticket: dead waiters' places
+            try {
+                placeSince = enqueue(c, request);
+            } catch (SQLException again) {
+                if (!table.isLineFull(again)) {
+                    throw again;
+                }
+                lineFull(again);
+                if (last != null) {
+                    places.remove(request);
+                    if (oldBell != null) {
+                        bells.letGo(oldBell, 0);
+                    }
+                }
+                return false;
+            }
         }
-        places.put(request, last != null ? new Place(last.since(), now, last.firstAhead(), bell)
-                : new Place(now, now, ahead, bell));
+        if (bells != null) {
+            // the place's bell for the waiter behind is named by when the place was taken; a place taken again (its
+            // ticket found gone) is a new place, with a new bell
+            bell = bells.ticketBell(request.name(), request.owner(), placeSince);
+        }
+        places.put(request, last != null ? new Place(last.since(), last.firstAhead(), bell, false)
+                : new Place(now, ahead, bell, false));
         if (closed) {
             // close() may have taken its snapshot of the places before this one: leave no ticket behind
             places.remove(request);
             table.withdraw(c, request.name(), request.owner());
             return false;
         }
+        startHeartbeat();
         if (bell != null && !bell.equals(oldBell)) {
             if (oldBell != null) {
                 bells.letGo(oldBell, 0);
             }
             bells.arm(bell, 0); // for the waiter behind
         }
-        return last == null;
+        return true;
+    }
+
+    /** Takes the request's place (a ticket living {@link #PLACE_TTL}); where bells ring, returns when it was taken. */
+    private long enqueue(java.sql.Connection c, AcquireRequest request) throws SQLException {
+        if (bells != null) {
+            return table.enqueueTellingPlace(c, request.name(), request.owner(), PLACE_TTL.toMillis());
+        }
+        table.enqueue(c, request.name(), request.owner(), PLACE_TTL.toMillis());
+        return 0;
+    }
+
+    /** The line was full even after its dead tickets were deleted: waiters wait without a place for a while. */
+    private void lineFull(SQLException e) {
+        lineFullUntil = System.nanoTime() + LINE_FULL_NANOS;
+        if (!warnedLineFull) {
+            warnedLineFull = true;
+            org.slf4j.LoggerFactory.getLogger(JdbcLeaseBackend.class).warn("{}: {}", description, e.getMessage());
+        }
     }
 
     /**
@@ -867,6 +1014,11 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
     @Override
     public void close() {
         closed = true;
+        synchronized (this) {
+            if (heartbeats != null) {
+                heartbeats.shutdownNow();
+            }
+        }
         holderKeepsNoBell.clear();
         try {
             for (AcquireRequest request : List.copyOf(places.keySet())) {
@@ -877,7 +1029,7 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
                         return null;
                     });
                 } catch (LockBackendException e) {
-                    // it ends on the server with its waiter's lease
+                    // it ends on the server a place's time to live after its last heartbeat
                 }
             }
         } finally {

@@ -245,7 +245,8 @@ public abstract class LeaseTable {
 
     /**
      * Takes a place in the line of {@code name} for {@code owner}, or refreshes the place it has (its
-     * {@code enqueued_at} stays): the ticket expires one lease after this call unless refreshed again.
+     * {@code enqueued_at} stays): the ticket expires {@code leaseMillis} (the place's time to live, not the waiter's
+     * lease) after this call unless its heartbeat ({@link #refreshPlaces}) refreshes it.
      */
     public void enqueue(Connection c, String name, String owner, long leaseMillis) throws SQLException {
         try (PreparedStatement ps = c.prepareStatement(enqueueSql())) {
@@ -267,9 +268,91 @@ public abstract class LeaseTable {
 
     /** Deletes the tickets that expired (their waiters died or left without withdrawing); returns how many. */
     public int purgeTickets(Connection c) throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement("DELETE FROM " + queue + " WHERE expires_at <= " + nowSql())) {
+        return deleteDeadTickets(c, 0);
+    }
+
+    /**
+     * Deletes the tickets that expired more than {@code graceMillis} ago, of every lock: their waiters died, or left
+     * without withdrawing (a live waiter whose heartbeat was late by less than the grace finds its ticket, and its
+     * place, still there). Returns how many it deleted.
+     */
+    public int deleteDeadTickets(Connection c, long graceMillis) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement(deleteDeadTicketsSql())) {
+            bindLease(ps, 1, -graceMillis);
             return ps.executeUpdate();
         }
+    }
+
+    /** The delete of {@link #deleteDeadTickets}: the now-minus-grace bound as {@link #nowPlusLeaseSql()}. */
+    String deleteDeadTicketsSql() {
+        return "DELETE FROM " + queue + " WHERE expires_at <= " + nowPlusLeaseSql();
+    }
+
+    /** Whether {@code e} says that the line's table is full (a MEMORY table at its size; MariaDB's shipped DDL). */
+    public boolean isLineFull(SQLException e) {
+        return false;
+    }
+
+    /** A waiter's place in the line of a lock: the lock's name and the waiter's owner. */
+    public record Ticket(String name, String owner) {
+    }
+
+    /**
+     * What a heartbeat found: the tickets it refreshed (the others are gone: withdrawn, granted, or deleted after
+     * they expired) and, where asked, those refreshed whose turn it is: the lock is free (not held, or no row) and no
+     * live ticket of another owner is ahead.
+     */
+    public record Heartbeat(Set<Ticket> refreshed, Set<Ticket> turns) {
+    }
+
+    /**
+     * The heartbeat of a client's places in line: moves the expiry of each of {@code tickets} that still exists to
+     * {@code ttlMillis} from now by the database clock, in as few statements as the dialect allows (an expired
+     * ticket not yet deleted is refreshed too, and keeps its place); never creates a ticket. {@code turns}: also
+     * tell which refreshed tickets face a free lock with nobody ahead (PostgreSQL, where waiters wait for a notice
+     * that a dead head of the line would never act on).
+     */
+    public Heartbeat refreshPlaces(Connection c, List<Ticket> tickets, long ttlMillis, boolean turns)
+            throws SQLException {
+        Set<Ticket> refreshed = new java.util.HashSet<>();
+        int batch = Math.max(1, Math.min(renewBatch(), 1_000));
+        for (int i = 0; i < tickets.size(); i += batch) {
+            List<Ticket> part = tickets.subList(i, Math.min(tickets.size(), i + batch));
+            String predicate = String.join(" OR ", java.util.Collections.nCopies(part.size(),
+                    "(name = ? AND owner = ?)"));
+            int updated;
+            try (PreparedStatement ps = c.prepareStatement("UPDATE " + queue + " SET expires_at = "
+                    + nowPlusLeaseSql() + " WHERE " + predicate)) {
+                bindLease(ps, 1, ttlMillis);
+                bindTickets(ps, 2, part);
+                updated = ps.executeUpdate();
+            }
+            if (updated == part.size()) {
+                refreshed.addAll(part);
+                continue;
+            }
+            try (PreparedStatement ps = c.prepareStatement("SELECT name, owner FROM " + queue + " WHERE " + predicate)) {
+                bindTickets(ps, 1, part);
+                try (ResultSet rs = ps.executeQuery()) {
+                    while (rs.next()) {
+                        refreshed.add(new Ticket(readName(rs, 1), rs.getString(2)));
+                    }
+                }
+            }
+        }
+        return new Heartbeat(refreshed, Set.of());
+    }
+
+    private static void bindTickets(PreparedStatement ps, int index, List<Ticket> tickets) throws SQLException {
+        for (Ticket t : tickets) {
+            ps.setString(index++, t.name());
+            ps.setString(index++, t.owner());
+        }
+    }
+
+    /** A lock's name as a result set gives it (MySQL family: UTF-8 bytes). */
+    String readName(ResultSet rs, int column) throws SQLException {
+        return rs.getString(column);
     }
 
     /** The table's name. */

@@ -109,7 +109,10 @@ final class MySqlFamilyLeaseTable extends LeaseTable {
         // makes this insert nothing, and draws no token)
         this.insertSql = mariadb ? "INSERT INTO " + table + " (name, owner, token, acquired_at, expires_at)"
                 + " SELECT ?, ?, NEXTVAL(" + tokenSource + "), " + NOW + ", " + NOW + " + INTERVAL ? MICROSECOND"
-                + " FROM DUAL WHERE NOT EXISTS (SELECT 1 FROM " + table + " WHERE name = ?) RETURNING token" : null;
+                + " FROM DUAL WHERE NOT EXISTS (SELECT 1 FROM " + table + " WHERE name = ?)"
+                // a missing row (never used, or purged) is inserted only if nobody else is ahead in line either
+                + " AND NOT EXISTS (SELECT 1 FROM " + queue + " o WHERE " + aheadCondition("?", true) + ")"
+                + " RETURNING token" : null;
         this.reportSql = "SELECT owner, token, TIMESTAMPDIFF(MICROSECOND, " + NOW + ", expires_at), " + heldSql(table)
                 + " FROM " + table + " WHERE name = ?";
         this.takeSql = mariadb ? mariaDbTakeSql(nobodyAhead(true)) : null;
@@ -148,8 +151,11 @@ final class MySqlFamilyLeaseTable extends LeaseTable {
         // the line is read once, in the first assignment, which stamps acquired_at with this statement's now; the
         // others test that stamp (a subquery per assignment cost about 0.1 ms each on MariaDB 10.11)
         String taken = "(acquired_at = VALUES(acquired_at) AND expires_at <= " + NOW + ")";
+        // (a SELECT, not VALUES: a missing row, never used or purged, is inserted only if nobody else is ahead in line
+        // either; with nobody to insert, nothing is updated either, as the first assignment would not take the row)
         return "INSERT INTO " + table + " (name, owner, token, acquired_at, expires_at)"
-                + " VALUES (?, ?, LAST_INSERT_ID(), " + NOW + ", " + NOW + " + INTERVAL ? MICROSECOND)"
+                + " SELECT ?, ?, LAST_INSERT_ID(), " + NOW + ", " + NOW + " + INTERVAL ? MICROSECOND FROM DUAL"
+                + " WHERE NOT EXISTS (SELECT 1 FROM " + queue + " o WHERE " + aheadCondition("?", true) + ")"
                 + " ON DUPLICATE KEY UPDATE"
                 + " acquired_at = IF(" + take + ", VALUES(acquired_at), acquired_at),"
                 + " owner = IF(" + taken + ", VALUES(owner), owner),"
@@ -276,12 +282,23 @@ final class MySqlFamilyLeaseTable extends LeaseTable {
         }
     }
 
+    @Override
+    public boolean isLineFull(SQLException e) {
+        return e.getErrorCode() == TABLE_FULL;
+    }
+
+    @Override
+    String readName(ResultSet rs, int column) throws SQLException {
+        return name(rs, column);
+    }
+
     /** {@code e}, or, if it says the line's table is full, an error that says so and what to do. */
     private SQLException lineFull(SQLException e) {
         if (e.getErrorCode() != TABLE_FULL) {
             return e;
         }
-        return new SQLException("the line of waiters " + queue + " is full, so this waiter cannot take its place"
+        return new SQLException("the line of waiters " + queue + " is full, so waiters wait without a place in it,"
+                + " polling, until there is room; dead waiters' tickets are deleted as they expire, so live ones fill it"
                 + " (" + e.getMessage() + "). If it is a MEMORY table (MariaDB's shipped DDL), its size is"
                 + " max_heap_table_size as it was when the table was created or, after a server restart, first"
                 + " opened: raise max_heap_table_size globally (and in the server's configuration) and recreate"
@@ -318,15 +335,15 @@ final class MySqlFamilyLeaseTable extends LeaseTable {
 
     /**
      * Removes the ticket of a waiter that was just granted the lock, in a statement of its own. The grant stands if
-     * this fails (the connection broke, say): the ticket then ends like a dead waiter's, one lease after its last
-     * refresh, and until then it keeps the lock for its owner after the release.
+     * this fails (the connection broke, say): the ticket then ends like a dead waiter's, a place's time to live after
+     * its last heartbeat, and until then it keeps the lock for its owner after the release.
      */
     private void removeTicketOfGrantee(Connection c, String name, String owner) {
         try {
             withdraw(c, name, owner);
         } catch (SQLException e) {
-            LOG.warn("granted '{}' to {}, but could not remove its ticket from the line ({}); it expires within one"
-                    + " lease", name, owner, e.getMessage());
+            LOG.warn("granted '{}' to {}, but could not remove its ticket from the line ({}); it expires within a"
+                    + " second", name, owner, e.getMessage());
         }
     }
 
@@ -354,6 +371,7 @@ final class MySqlFamilyLeaseTable extends LeaseTable {
             ps.setString(2, owner);
             ps.setLong(3, leaseMillis * 1000);
             ps.setString(4, name);
+            bindAhead(ps, 5, name, owner);
             try (ResultSet rs = ps.executeQuery()) {
                 if (rs.next()) {
                     return new AcquireResult.Granted(rs.getLong(1));
@@ -418,7 +436,7 @@ final class MySqlFamilyLeaseTable extends LeaseTable {
                 ps.setString(1, name);
                 ps.setString(2, owner);
                 ps.setLong(3, leaseMillis * 1000);
-                bindTakes(ps, owner);
+                bindTakes(ps, name, owner);
                 ps.executeUpdate();
             }
             AcquireResult result;
@@ -427,8 +445,9 @@ final class MySqlFamilyLeaseTable extends LeaseTable {
                     + " FROM " + table + " WHERE name = ?")) {
                 ps.setString(1, name);
                 try (ResultSet rs = ps.executeQuery()) {
-                    rs.next();
-                    result = rs.getBoolean(4) ? new AcquireResult.Granted(rs.getLong(2))
+                    // no row: it was missing, and the line kept it for a waiter ahead
+                    result = !rs.next() ? new AcquireResult.Busy(null, -1, null)
+                            : rs.getBoolean(4) ? new AcquireResult.Granted(rs.getLong(2))
                             : busy(rs.getString(1), rs.getLong(2), rs.getLong(3));
                 }
             }
@@ -445,10 +464,14 @@ final class MySqlFamilyLeaseTable extends LeaseTable {
         }
     }
 
-    /** The caller, twice for the line's condition in the upsert's first assignment (from parameter 4). */
-    private static void bindTakes(PreparedStatement ps, String owner) throws SQLException {
-        ps.setString(4, owner);
-        ps.setString(5, owner);
+    /**
+     * The line's condition of the insert (name, owner, owner from parameter 4), then the caller twice for the line's
+     * condition in the upsert's first assignment.
+     */
+    private static void bindTakes(PreparedStatement ps, String name, String owner) throws SQLException {
+        int next = bindAhead(ps, 4, name, owner);
+        ps.setString(next, owner);
+        ps.setString(next + 1, owner);
     }
 
     private static AcquireResult.Busy busy(String holder, long token, long remainingMicros) {

@@ -2,6 +2,7 @@ package dev.baton.jdbc.lease;
 
 import dev.baton.LockInfo;
 import dev.baton.jdbc.Dialect;
+import dev.baton.jdbc.internal.PgDurableCommit;
 import dev.baton.spi.AcquireResult;
 import dev.baton.spi.LeaseKey;
 
@@ -27,8 +28,9 @@ import java.util.Set;
  * session, which an uncontended release does not need). The release's commit does not wait for the WAL flush
  * ({@code synchronous_commit} off for its own transaction, as for a ticket): a release lost in a server crash
  * leaves the row held until its lease ends, as if its holder had died, which every waiter already allows for;
- * grants and renewals, whose loss could let two hold at once, are flushed. So an acquire and release cost one
- * durable commit, and a hand-over one.
+ * grants and renewals, whose loss could let two hold at once, are flushed, whatever the server's
+ * {@code synchronous_commit} ({@code on} for their own transaction, {@link PgDurableCommit}). So an acquire and release
+ * cost one durable commit, and a hand-over one.
  */
 final class PostgresLeaseTable extends LeaseTable {
     private final String sequence;
@@ -43,7 +45,10 @@ final class PostgresLeaseTable extends LeaseTable {
         this.channel = table + "_released";
         this.acquireSql = "WITH granted AS ("
                 + " INSERT INTO " + table + " AS t (name, owner, token, acquired_at, expires_at)"
-                + " VALUES (?, ?, nextval('" + sequence + "'), now(), now() + make_interval(secs => ?))"
+                + " SELECT ?, ?, nextval('" + sequence + "'), now(), now() + make_interval(secs => ?)"
+                + " FROM " + PgDurableCommit.FROM_ITEM
+                // a missing row (never used, or purged) is inserted only if nobody else is ahead in line either
+                + " WHERE NOT " + aheadSql()
                 + " ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, token = nextval('" + sequence + "'),"
                 + "  acquired_at = now(), expires_at = excluded.expires_at"
                 + " WHERE t.expires_at <= now() AND NOT " + aheadSql()
@@ -60,7 +65,7 @@ final class PostgresLeaseTable extends LeaseTable {
                 + " WHERE t.name = ? AND t.owner = ? AND t.token = ? RETURNING t.name)"
                 + " " + ReleaseNotice.notifyTheHeadSql(queue, "released");
         this.renewSql = "UPDATE " + table + " AS t SET expires_at = now() + make_interval(secs => ?)"
-                + " FROM unnest(?::text[], ?::text[], ?::bigint[]) AS r(name, owner, token)"
+                + " FROM unnest(?::text[], ?::text[], ?::bigint[]) AS r(name, owner, token), " + PgDurableCommit.FROM_ITEM
                 + " WHERE t.name = r.name AND t.owner = r.owner AND t.token = r.token AND t.expires_at > now()"
                 + " RETURNING t.name, t.owner, t.token";
     }
@@ -126,6 +131,62 @@ final class PostgresLeaseTable extends LeaseTable {
                 + " ON CONFLICT (name, owner) DO UPDATE SET expires_at = excluded.expires_at";
     }
 
+    /** Not flushed at commit, as a ticket: deleting dead tickets is housekeeping (one lost in a crash: done again). */
+    @Override
+    String deleteDeadTicketsSql() {
+        return "DELETE FROM " + queue + " USING (SELECT set_config('synchronous_commit', 'off', true)) AS async"
+                + " WHERE expires_at <= now() + make_interval(secs => ?)";
+    }
+
+    /**
+     * One statement for all of a client's places, arrays as the renewal's, not flushed at commit (a refresh lost in
+     * a server crash only lets a ticket expire: its waiter's next heartbeat finds it and refreshes it, or its next
+     * attempt takes a new place; the line orders grants, it never makes one). With {@code turns}, the same
+     * statement tells which of the places face a free lock with nobody ahead: the release's notice named the head of
+     * the line, and if that waiter died, nobody else would look before its own poll.
+     */
+    @Override
+    public Heartbeat refreshPlaces(Connection c, List<Ticket> tickets, long ttlMillis, boolean turns)
+            throws SQLException {
+        String[] names = new String[tickets.size()];
+        String[] owners = new String[tickets.size()];
+        for (int i = 0; i < tickets.size(); i++) {
+            names[i] = tickets.get(i).name();
+            owners[i] = tickets.get(i).owner();
+        }
+        Array a1 = c.createArrayOf("text", names);
+        Array a2 = c.createArrayOf("text", owners);
+        String turn = !turns ? "false" : "NOT EXISTS (SELECT 1 FROM " + table + " l WHERE l.name = f.name AND "
+                + heldSql("l") + ") AND NOT EXISTS (SELECT 1 FROM " + queue + " o WHERE o.name = f.name"
+                + " AND o.owner <> f.owner AND o.expires_at > now() AND (o.enqueued_at < f.enqueued_at"
+                + " OR (o.enqueued_at = f.enqueued_at AND o.owner < f.owner)))";
+        try (PreparedStatement ps = c.prepareStatement("WITH f AS (UPDATE " + queue + " AS q"
+                + " SET expires_at = now() + make_interval(secs => ?)"
+                + " FROM unnest(?::text[], ?::text[]) AS r(name, owner),"
+                + " (SELECT set_config('synchronous_commit', 'off', true)) AS async"
+                + " WHERE q.name = r.name AND q.owner = r.owner RETURNING q.name, q.owner, q.enqueued_at)"
+                + " SELECT f.name, f.owner, " + turn + " FROM f")) {
+            ps.setDouble(1, ttlMillis / 1000.0);
+            ps.setArray(2, a1);
+            ps.setArray(3, a2);
+            Set<Ticket> refreshed = new HashSet<>();
+            Set<Ticket> turnsNow = new HashSet<>();
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    Ticket t = new Ticket(rs.getString(1), rs.getString(2));
+                    refreshed.add(t);
+                    if (rs.getBoolean(3)) {
+                        turnsNow.add(t);
+                    }
+                }
+            }
+            return new Heartbeat(refreshed, turnsNow);
+        } finally {
+            a1.free();
+            a2.free();
+        }
+    }
+
     /**
      * One statement, one commit: the upsert takes the row only if it is free and the caller is first in line,
      * and the same statement deletes the caller's ticket when it did.
@@ -137,7 +198,8 @@ final class PostgresLeaseTable extends LeaseTable {
             ps.setString(1, name);
             ps.setString(2, owner);
             ps.setDouble(3, leaseMillis / 1000.0);
-            int next = bindAhead(ps, 4, name, owner);
+            int next = bindAhead(ps, 4, name, owner); // the insert's line
+            next = bindAhead(ps, next, name, owner); // the update's line
             ps.setString(next, name);
             ps.setString(next + 1, owner);
             ps.setString(next + 2, name);

@@ -117,7 +117,9 @@ final class SqliteLeaseTable extends LeaseTable {
             }
             int changed;
             try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + table
-                    + " (name, owner, token, acquired_at, expires_at) VALUES (?, ?, ?, " + NOW + ", " + NOW + " + ?)"
+                    + " (name, owner, token, acquired_at, expires_at) SELECT ?, ?, ?, " + NOW + ", " + NOW + " + ?"
+                    // a missing row (never used, or purged) is inserted only if nobody else is ahead in line either
+                    + " WHERE NOT " + aheadSql()
                     + " ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, token = excluded.token,"
                     + " acquired_at = excluded.acquired_at, expires_at = excluded.expires_at"
                     + " WHERE expires_at <= " + NOW + " AND NOT " + aheadSql())) {
@@ -125,7 +127,7 @@ final class SqliteLeaseTable extends LeaseTable {
                 ps.setString(2, owner);
                 ps.setLong(3, token);
                 ps.setLong(4, leaseMillis);
-                bindAhead(ps, 5, name, owner);
+                bindAhead(ps, bindAhead(ps, 5, name, owner), name, owner);
                 changed = ps.executeUpdate();
             }
             if (changed > 0) {
@@ -147,6 +149,19 @@ final class SqliteLeaseTable extends LeaseTable {
             super.enqueue(c, name, owner, leaseMillis);
             return null;
         });
+    }
+
+    /** The heartbeat of the client's places, in a write transaction of its own ({@link SqliteWrites}), not flushed. */
+    @Override
+    public Heartbeat refreshPlaces(Connection c, List<Ticket> tickets, long ttlMillis, boolean turns)
+            throws SQLException {
+        return SqliteWrites.inWriteTransactionNotFlushed(c, tx -> super.refreshPlaces(c, tickets, ttlMillis, turns));
+    }
+
+    /** In a write transaction of its own ({@link SqliteWrites}), not flushed. */
+    @Override
+    public int deleteDeadTickets(Connection c, long graceMillis) throws SQLException {
+        return SqliteWrites.inWriteTransactionNotFlushed(c, tx -> super.deleteDeadTickets(c, graceMillis));
     }
 
     /** Leaves the line in a write transaction of its own ({@link SqliteWrites}), not flushed. */

@@ -1,5 +1,6 @@
 package dev.baton.jdbc.readwrite;
 
+import dev.baton.jdbc.internal.PgDurableCommit;
 import dev.baton.jdbc.lease.ReleaseNotice;
 
 import java.sql.Connection;
@@ -31,6 +32,8 @@ final class PostgresReadWriteStatements extends ReadWriteStatements {
     }
 
     /**
+     * The attempt's transaction commits flushed whatever the server's {@code synchronous_commit}: its gate insert
+     * sets it {@code on} for the transaction ({@link PgDurableCommit}), so a grant is not lost in a crash.
      * Every statement of the attempt at READ COMMITTED, whatever the pool's default: the read after the gate
      * lock must see every grant committed before it (under REPEATABLE READ the snapshot would predate the wait
      * for the gate), and a gate row another attempt created while this insert waited for it is then simply
@@ -43,10 +46,15 @@ final class PostgresReadWriteStatements extends ReadWriteStatements {
         }
         try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + rw
                 + " (name, owner, mode, token, acquired_at, expires_at)"
-                + " VALUES (?, '', 'g', 0, now(), now()) ON CONFLICT DO NOTHING")) {
+                + " SELECT ?, '', 'g', 0, now(), now() FROM " + PgDurableCommit.FROM_ITEM + " ON CONFLICT DO NOTHING")) {
             ps.setString(1, name);
             ps.executeUpdate();
         }
+    }
+
+    @Override
+    String renewFrom() {
+        return " FROM " + PgDurableCommit.FROM_ITEM;
     }
 
     @Override

@@ -67,6 +67,14 @@ abstract class ReadWriteStatements {
         }
     }
 
+    /**
+     * A {@code FROM} clause the renewal's {@code UPDATE} carries (with its leading space), or empty: PostgreSQL's
+     * makes the renewal's commit flushed whatever the server's {@code synchronous_commit}.
+     */
+    String renewFrom() {
+        return "";
+    }
+
     /** Inserts or replaces the row of (name, owner): parameters name, owner, mode, token, lease millis. */
     abstract String upsert();
 

@@ -158,7 +158,7 @@ public final class ReadWriteTable {
         Set<LeaseKey> renewed = new HashSet<>();
         String predicate = LeaseKeys.predicate(keys.size());
         try (PreparedStatement ps = c.prepareStatement("UPDATE " + rw + " SET expires_at = " + sql.plus("?")
-                + " WHERE expires_at > " + sql.now() + " AND mode IN ('r', 'w') AND " + predicate)) {
+                + sql.renewFrom() + " WHERE expires_at > " + sql.now() + " AND mode IN ('r', 'w') AND " + predicate)) {
             ps.setLong(1, leaseMillis);
             LeaseKeys.bind(ps, 2, keys);
             if (ps.executeUpdate() == keys.size()) {

@@ -1,5 +1,7 @@
 package dev.baton.jdbc.rowlock;
 
+import dev.baton.jdbc.internal.PgDurableCommit;
+
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -11,7 +13,9 @@ import java.time.Duration;
  * UPDATE} the name's row ({@code NOWAIT} for a zero wait); if there is none, {@code INSERT … ON CONFLICT DO
  * NOTHING} it in the same transaction and lock it; then draw the token with {@code nextval} of the lease table's
  * sequence <em>after</em> the lock is held, store it with the holder and put {@code lock_timeout} back, so the
- * work's own statements are not bounded by the lock's wait.
+ * work's own statements are not bounded by the lock's wait. The same statement makes the transaction's commit
+ * flushed ({@link PgDurableCommit}), whatever the server's {@code synchronous_commit}: a commit lost in a crash would
+ * let the sequence hand out the same token again (the row lock itself ends with the crash).
  */
 final class PostgresRowLockStatements extends RowLockStatements {
 
@@ -45,7 +49,8 @@ final class PostgresRowLockStatements extends RowLockStatements {
             }
         }
         try (PreparedStatement ps = c.prepareStatement("UPDATE " + table + " SET token = nextval('" + sequence + "'),"
-                + " holder = ?, acquired_at = now() WHERE name = ? RETURNING token, set_config('lock_timeout', ?, true)")) {
+                + " holder = ?, acquired_at = now() WHERE name = ? RETURNING token, set_config('lock_timeout', ?, true),"
+                + " " + PgDurableCommit.CALL)) {
             ps.setString(1, holder);
             ps.setString(2, name);
             ps.setString(3, previous);

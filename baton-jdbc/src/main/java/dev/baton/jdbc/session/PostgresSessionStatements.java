@@ -2,6 +2,7 @@ package dev.baton.jdbc.session;
 
 import dev.baton.LockInfo;
 import dev.baton.jdbc.Dialect;
+import dev.baton.jdbc.internal.PgDurableCommit;
 import dev.baton.spi.AcquireResult;
 import dev.baton.spi.LeaseKey;
 import dev.baton.spi.LockMode;
@@ -21,7 +22,10 @@ import java.util.List;
  * PostgreSQL's session locks: advisory locks ({@code pg_advisory_lock}, {@code pg_try_advisory_lock}, their
  * {@code _shared} forms for read-write locks) on 64-bit keys, waits under {@code lock_timeout}, tokens from the
  * lease table's sequence, a waiting session cancelled by {@code pg_cancel_backend}, grants read from
- * {@code pg_locks}. Each dedicated session gets the client's TCP keepalive and {@code application_name}.
+ * {@code pg_locks}. The locks live in the server's memory and end with its sessions, so a crash frees them and
+ * their holders see their sessions end: exclusion does not depend on durability. Their tokens do: the statement
+ * that draws one makes its commit flushed ({@link PgDurableCommit}; the sequence writes WAL once per 32 draws, and
+ * only those commits wait for a flush), so a crash never hands out a token again. Each dedicated session gets the client's TCP keepalive and {@code application_name}.
  */
 final class PostgresSessionStatements extends SessionStatements {
     private static final Logger LOG = LoggerFactory.getLogger(PostgresSessionStatements.class);
@@ -48,6 +52,23 @@ final class PostgresSessionStatements extends SessionStatements {
     @Override
     String serverIdQuery() {
         return "SELECT pg_backend_pid()";
+    }
+
+    /**
+     * The process id the login's BackendKeyData gave the driver is the server session's own ({@code pg_backend_pid()})
+     * on a direct connection and through a plain TCP proxy; a pooler (PgBouncer, in any mode) answers the login
+     * itself with a key of its own. Deterministic, unlike watching whether the session moves between two statements,
+     * which a busy transaction-mode pooler can hand back the same server session for by chance.
+     */
+    @Override
+    String poolerEvidence(Connection c) throws SQLException {
+        int login = c.unwrap(org.postgresql.PGConnection.class).getBackendPID();
+        try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery("SELECT pg_backend_pid()")) {
+            rs.next();
+            int server = rs.getInt(1);
+            return server == login ? null : "the login reported process id " + login + " but the server session is "
+                    + server + ": a pooler answered the login";
+        }
     }
 
     @Override
@@ -127,7 +148,7 @@ final class PostgresSessionStatements extends SessionStatements {
                 + "  FROM pg_locks l LEFT JOIN pg_stat_activity a ON a.pid = l.pid"
                 + "  WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1"
                 + "  AND l.classid::bigint = ? AND l.objid::bigint = ? LIMIT 1) END"
-                + " FROM (SELECT " + take + " AS ok OFFSET 0) g";
+                + " FROM (SELECT " + take + " AS ok OFFSET 0) g, " + PgDurableCommit.FROM_ITEM;
         try (PreparedStatement ps = c.prepareStatement(sql)) {
             ps.setLong(1, k >>> 32);
             ps.setLong(2, k & 0xFFFFFFFFL);
@@ -161,7 +182,8 @@ final class PostgresSessionStatements extends SessionStatements {
             try {
                 if (heldBySession(c, k, shared)) {
                     try (Statement st = c.createStatement();
-                         ResultSet rs = st.executeQuery("SELECT nextval('" + table + "_token_seq')")) {
+                         ResultSet rs = st.executeQuery("SELECT nextval('" + table + "_token_seq'), "
+                                 + PgDurableCommit.CALL)) {
                         rs.next();
                         LOG.debug("{}: lock granted as its wait timed out; kept as a grant", description);
                         return new AcquireResult.Granted(rs.getLong(1));

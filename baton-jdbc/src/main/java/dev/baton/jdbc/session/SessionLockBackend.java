@@ -115,7 +115,7 @@ public class SessionLockBackend implements BlockingWait, ConfirmsGrants {
 
     /** Keepalive settings of the session connections. */
     public record SessionOptions(Duration keepaliveIdle, Duration keepaliveInterval, int keepaliveCount,
-                          Duration probeTimeout) {
+                          Duration probeTimeout, boolean poolerInSessionMode) {
     }
 
     /**
@@ -255,6 +255,11 @@ public class SessionLockBackend implements BlockingWait, ConfirmsGrants {
                 c.setAutoCommit(true);
                 // a dedicated connection must not hang forever on a dead network path
                 c.setNetworkTimeout(Runnable::run, (int) NETWORK_TIMEOUT.toMillis());
+                // before anything is set or taken on the session, every time one opens
+                String pooler = options.poolerInSessionMode() ? null : sql.poolerEvidence(c);
+                if (pooler != null) {
+                    throw new UnsupportedBackendException(poolerRefusal(pooler));
+                }
                 sql.configure(c, clientId, options);
                 long first = serverId(c);
                 checkNotMultiplexed(this, c, first);
@@ -410,10 +415,10 @@ public class SessionLockBackend implements BlockingWait, ConfirmsGrants {
 
     /** The refusal of a pooler in transaction mode, with the evidence found. */
     public static String poolerRefusal(String description, String evidence) {
-        return description + ": " + evidence + ". It passes through a pooler in transaction or statement mode"
-                + " (such as PgBouncer with pool_mode=transaction), which silently breaks session locks. Use the"
-                + " lease strategy through the pooler, or give the session strategy a DataSource that connects to"
-                + " the database directly (or through a pooler in session mode).";
+        return description + ": " + evidence + ". It passes through a pooler; a pooler in transaction or statement"
+                + " mode (such as PgBouncer with pool_mode=transaction) silently breaks session locks. Use the lease"
+                + " strategy through the pooler, or give the session strategy a DataSource that connects to the"
+                + " database directly (for a pooler in session mode, call poolerInSessionMode() on the builder).";
     }
 
     /**

@@ -66,6 +66,15 @@ public abstract class SessionStatements {
     /** A query returning the server session's id. */
     abstract String serverIdQuery();
 
+    /**
+     * On a connection just borrowed, before any lock: evidence that a pooler, not the server, answered its login
+     * (such a pooler may lend each statement a different server session), or null. By default null: the dialect
+     * has no such evidence, and only the check that the session does not move applies.
+     */
+    String poolerEvidence(Connection c) throws SQLException {
+        return null;
+    }
+
     /** Sets up a freshly borrowed dedicated connection (auto-commit on). By default nothing. */
     void configure(Connection c, String clientId, SessionLockBackend.SessionOptions options) throws SQLException {
     }

@@ -31,8 +31,9 @@ CREATE TABLE IF NOT EXISTS baton_locks_rw (
 ) ENGINE = InnoDB;
 
 -- The line of waiters for plain (exclusive) leases: one ticket per waiting owner. A free lock goes to the
--- earliest live ticket (enqueued_at, then owner); a ticket lives one lease of its waiter past its last
--- attempt, so a dead waiter never holds the line back longer than that. InnoDB, unlike MariaDB's MEMORY line:
+-- earliest live ticket (enqueued_at, then owner); a ticket lives a second past its client's last heartbeat
+-- (one statement every 200 ms refreshes all of a waiting client's tickets), whatever the waiter's lease, so a
+-- dead waiter holds a free lock back for about a second. Waiting clients delete tickets dead for 10 s. InnoDB, unlike MariaDB's MEMORY line:
 -- MySQL's grant is a transaction that also removes the ticket (a non-transactional table there would keep a
 -- rolled-back grant's removal, and GTID consistency refuses the mix), and Group Replication refuses writes to
 -- tables of other engines.

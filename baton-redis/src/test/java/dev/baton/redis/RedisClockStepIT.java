@@ -1,0 +1,121 @@
+package dev.baton.redis;
+
+import dev.baton.Lease;
+import dev.baton.LockClient;
+import dev.baton.LockLostException;
+import dev.baton.testkit.OwnServer;
+import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisURI;
+import io.lettuce.core.api.StatefulRedisConnection;
+import io.lettuce.core.api.sync.RedisCommands;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * A Redis server whose clock steps forward ends every grant early: {@code PX} expiries are times on the server's
+ * clock, so a step of S brings each key's end S closer. A test cannot step an own server's clock, but it can do to
+ * one key exactly what the step does to all of them: shorten its expiry from an admin connection ({@code PEXPIRE}).
+ * The holder must be told (onLost, {@code isValid()} false) at its next renewal, one renewal interval, not at its
+ * local deadline or never. Lease 10 s, renewal every second: the bound is 1 s plus a round trip; the tests allow 3 s,
+ * far inside the 9.9 s of local validity.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class RedisClockStepIT {
+    private static final String PREFIX = "step:";
+    private static final Duration LEASE = Duration.ofSeconds(10);
+    private static final Duration RENEW = Duration.ofSeconds(1);
+    private static final Duration BOUND = RENEW.plusSeconds(2);
+
+    private OwnServer redis;
+    private RedisClient admin;
+    private StatefulRedisConnection<String, String> adminConnection;
+
+    @BeforeEach
+    void start() {
+        redis = OwnServer.start(OwnServer.Engine.REDIS);
+        admin = RedisClient.create(RedisURI.create(redis.host(), redis.port()));
+        adminConnection = admin.connect();
+    }
+
+    @AfterEach
+    void stop() {
+        adminConnection.close();
+        admin.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+        redis.close();
+    }
+
+    private LockClient client() {
+        return RedisLocks.builder(RedisURI.create(redis.host(), redis.port())).keyPrefix(PREFIX)
+                .commandTimeout(Duration.ofSeconds(2)).leaseTime(LEASE).renewInterval(RENEW).build();
+    }
+
+    private RedisCommands<String, String> admin() {
+        return adminConnection.sync();
+    }
+
+    private static String key(String name) {
+        return RedisKeys.Lock.of(PREFIX, name).exclusive();
+    }
+
+    /** A step smaller than the grant's time left: the key survives until the next renewal, which renews it. */
+    @Test
+    void aRenewalThatFindsTheGrantEndingBeforeItsLocalDeadlineLosesTheLease() {
+        try (LockClient a = client(); Lease lease = a.lock("stepped").acquire(Duration.ofSeconds(1))) {
+            CompletableFuture<LockLostException> lost = new CompletableFuture<>();
+            lease.onLost(lost::complete);
+            // what a 4 s step forward does to the grant: it ends 4 s sooner by the server's clock (6 s from now,
+            // longer than a renewal interval, so the next renewal still finds it and extends it)
+            assertThat(admin().pexpire(key("stepped"), 6_000)).isTrue();
+            long stepped = System.nanoTime();
+            await().atMost(BOUND).untilAsserted(() -> assertThat(lease.isValid())
+                    .as("isValid() %d ms after the step (local deadline %d ms after the grant)",
+                            TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - stepped), LEASE.toMillis())
+                    .isFalse());
+            long told = System.nanoTime() - stepped;
+            assertThat(lost).isCompleted();
+            assertThat(lost.join().getMessage()).contains("lease on 'stepped'").contains("left on the grant")
+                    .contains("the server's clock jumped forward");
+            System.out.printf("stepped 4 s (key cut to 6 s): holder told lost %d ms after the step%n",
+                    TimeUnit.NANOSECONDS.toMillis(told));
+        }
+    }
+
+    /** A step larger than the grant's time left: the key is gone at once and a waiter takes the lock. */
+    @Test
+    void aGrantTheServerEndedEarlyIsLostAtTheNextRenewalWhileTheNextHolderHasIt() throws Exception {
+        try (LockClient a = client(); LockClient b = client();
+             Lease first = a.lock("expired").acquire(Duration.ofSeconds(1))) {
+            CompletableFuture<LockLostException> lost = new CompletableFuture<>();
+            first.onLost(lost::complete);
+            CompletableFuture<Lease> second = CompletableFuture.supplyAsync(
+                    () -> b.lock("expired").acquire(Duration.ofSeconds(30)));
+            // the waiter keeps its place in line before the step
+            await().atMost(Duration.ofSeconds(10)).until(() -> admin().zcard(RedisKeys.Lock.of(PREFIX, "expired")
+                    .line()) == 1);
+            assertThat(admin().pexpire(key("expired"), 1)).isTrue(); // a step of more than the lease
+            long stepped = System.nanoTime();
+            try (Lease next = second.get(10, TimeUnit.SECONDS)) {
+                long granted = System.nanoTime();
+                await().atMost(BOUND).untilAsserted(() -> assertThat(first.isValid())
+                        .as("the first holder's isValid() %d ms after the step",
+                                TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - stepped)).isFalse());
+                long told = System.nanoTime();
+                assertThat(lost).isCompleted();
+                assertThat(next.isValid()).isTrue();
+                System.out.printf("stepped past the lease: second holder granted %d ms after the step, first holder"
+                                + " told lost %d ms after the step (two holders for %d ms)%n",
+                        TimeUnit.NANOSECONDS.toMillis(granted - stepped), TimeUnit.NANOSECONDS.toMillis(told - stepped),
+                        TimeUnit.NANOSECONDS.toMillis(Math.max(0, told - granted)));
+            }
+        }
+    }
+}
