@@ -4,9 +4,16 @@
 # Redis (127.0.0.1:6379), ZooKeeper (127.0.0.1:2181) and PgBouncer in transaction mode in front of PostgreSQL (127.0.0.1:6432,
 # database `test`; the tests check that the session strategy refuses it). Installs a missing server
 # from Debian's packages first (ZooKeeper: its server jar from Maven Central, run as its own JVM). Idempotent.
+#
+# `start-servers.sh --ha` starts only the local clusters for failover tests instead, on ports of their own (a 3-node
+# ZooKeeper ensemble, Redis primary + replica + 3 Sentinels, PostgreSQL primary + streaming standby), and prints one
+# `<deployment> <url>` line each: see scripts/ha-servers.sh.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
+if [ "${1:-}" = --ha ]; then
+  exec "$here/ha-servers.sh"
+fi
 . "$here/lib.sh"
 # what the servers' start commands print (their own logs are the servers' own)
 startlog=/tmp/baton-start-servers.log

@@ -144,8 +144,8 @@ final class Analysis {
         long lease = spec.leaseTime().toNanos();
         long margin = spec.margin().toNanos();
         for (Scenario.Fault f : r.faults()) {
-            if (f.kind().equals("restart")) {
-                // a restart cuts every worker off the server at once
+            if (ScenarioSpec.serverWide(f.kind())) {
+                // a restart or failover cuts every worker off the server at once
                 for (Scenario.Proc p : r.procs()) {
                     faultWindows.computeIfAbsent(p.index + "." + p.gen, k -> new ArrayList<>())
                             .add(new long[] {f.start(), f.end() + lease + margin});
@@ -160,6 +160,7 @@ final class Analysis {
         }
         checkFencedExclusion();
         checkTokens();
+        checkFailovers();
         Map<String, Integer> hitsByMode = new TreeMap<>();
         List<Long> lostNotices = new ArrayList<>();
         long[] recovery = checkLiveness(hitsByMode, lostNotices);
@@ -399,6 +400,67 @@ final class Analysis {
         checkNotes.put("b", n + " grants, tokens unique per lock and in real-time order unless listed");
     }
 
+    /**
+     * For each failover: the tokens of grants begun after it against every token granted before it (check (b) counts
+     * a token that is not above as a violation), the time from the kill to the first grant of any lock, and what
+     * became of the holders at the kill (kept their lock, told it was lost, or neither — check (e) counts a holder
+     * that still believed while another was granted its lock).
+     */
+    private void checkFailovers() {
+        Map<String, List<Attempt>> perLock = grantsPerLock();
+        StringBuilder note = new StringBuilder();
+        for (Scenario.Fault f : r.faults()) {
+            if (!f.kind().equals("failover") && !f.kind().equals("switchover")) {
+                continue;
+            }
+            long highestBefore = -1;
+            long lowestAfter = Long.MAX_VALUE;
+            long firstGrant = Long.MAX_VALUE;
+            int holders = 0;
+            int kept = 0;
+            int told = 0;
+            int releaseFailed = 0;
+            int neither = 0;
+            for (List<Attempt> grants : perLock.values()) {
+                for (Attempt a : grants) {
+                    if (a.outcomeT < f.start()) {
+                        highestBefore = Math.max(highestBefore, a.token);
+                        if (a.beliefEnd() > f.start()) {
+                            holders++;
+                            if (a.lostT != Long.MAX_VALUE) {
+                                told++;
+                            } else if (a.releasedOk) {
+                                kept++;
+                            } else if (a.releaseOutT != Long.MAX_VALUE) {
+                                releaseFailed++; // its release reported an error: it knows its hold was unconfirmed
+                            } else {
+                                neither++;
+                            }
+                        }
+                    } else if (a.invokeT > f.start()) {
+                        firstGrant = Math.min(firstGrant, a.outcomeT);
+                        lowestAfter = Math.min(lowestAfter, a.token);
+                    }
+                }
+            }
+            note.append(note.length() == 0 ? "" : "; ").append(f.kind()).append(" at ").append(at(f.start()))
+                    .append(" (").append(f.mode()).append("): first grant ")
+                    .append(firstGrant == Long.MAX_VALUE ? "never came" : ms(firstGrant - f.start()) + " ms after the kill")
+                    .append(" (of an attempt begun after it)")
+                    .append(", deployment whole after ").append(ms(f.end() - f.start())).append(" ms; highest token")
+                    .append(" before ").append(highestBefore).append(", lowest begun after ")
+                    .append(lowestAfter == Long.MAX_VALUE ? "none" : lowestAfter)
+                    .append(lowestAfter == Long.MAX_VALUE || lowestAfter > highestBefore ? " (above)" : " (NOT above)")
+                    .append("; holders at the kill ").append(holders).append(": kept their lock ").append(kept)
+                    .append(", told it was lost ").append(told).append(", release failed ").append(releaseFailed)
+                    .append(", none of these (ended with its process) ").append(neither);
+        }
+        if (note.length() > 0) {
+            checkNotes.put("failover", note.toString());
+            notes.add(note.toString());
+        }
+    }
+
     private Map<String, List<Attempt>> grantsPerLock() {
         Map<String, List<Attempt>> perLock = new TreeMap<>();
         for (Attempt a : byId.values()) {
@@ -497,7 +559,9 @@ final class Analysis {
             if (hit.lostT != Long.MAX_VALUE) {
                 lostNotices.add(ms(hit.lostT - f.start()));
             }
-            CheckStrategy.HandOver due = spec.strategy().handOver(f.kind(), f.mode(), spec.leaseTime());
+            // a failover owes what a restart owes: every lock granted again once the deployment is back
+            CheckStrategy.HandOver due = spec.strategy().handOver(ScenarioSpec.serverWide(f.kind()) ? "restart"
+                    : f.kind(), f.mode(), spec.leaseTime());
             String kind = f.kind().equals("partition") ? f.kind() + " " + f.mode() : f.kind();
             rules.put(kind, !due.due() ? "none due (" + due.why() + ")"
                     : (due.fromEnd() ? "from its end" : "from its start") + " (" + due.why() + ")");
@@ -527,7 +591,7 @@ final class Analysis {
         }
         // a restart cuts every holder off at once: every lock, not only the target's, must be granted again
         for (Scenario.Fault f : r.faults()) {
-            if (!f.kind().equals("restart")) {
+            if (!ScenarioSpec.serverWide(f.kind())) {
                 continue;
             }
             Attempt hit = hitAttempt(f);
@@ -548,7 +612,7 @@ final class Analysis {
                     maxRecovery = Math.max(maxRecovery, Math.max(0, next - f.end()));
                 }
                 if (next - f.end() > limit && deadline < r.stopAt() && waiting(lock, deadline, null)) {
-                    violation("c", "restart at " + at(f.start()) + " until " + at(f.end()) + ": next grant of " + lock
+                    violation("c", f.kind() + " at " + at(f.start()) + " until " + at(f.end()) + ": next grant of " + lock
                             + (next == Long.MAX_VALUE ? " never came" : " after " + ms(next - f.end()) + " ms")
                             + ", bound " + ms(limit) + " ms from the server's return, while others waited");
                 }
@@ -609,6 +673,7 @@ final class Analysis {
     /** (e) and belief overlap. Returns {overlaps counted as information, their total ms}. */
     private long[] checkOutcomes() {
         int seenFailed = 0;
+        int seenFailedCutOff = 0;
         int deadHolders = 0;
         int wrongToken = 0;
         int unknownHolder = 0;
@@ -657,6 +722,13 @@ final class Analysis {
                     unknownHolder++;
                     violation("e", info.name() + " held by " + info.holder() + " at " + at(s.s1())
                             + ", which matches no attempt in the workers' histories");
+                } else if (a.outcome == Outcome.FAIL && (spec.fault().equals("failover") || spec.fault().equals("switchover"))
+                        && faulted(a, s.s0(), s.s1())) {
+                    // a waiter cut off from the deployment while its leader was replaced (its server was the one
+                    // killed): the others kept serving and made its place the head, which it could neither learn nor
+                    // withdraw before its wait ran out; nobody believed it held the lock, and its place goes with its
+                    // session or its withdrawal once it is back
+                    seenFailedCutOff++;
                 } else if (a.outcome == Outcome.FAIL) {
                     seenFailed++;
                     violation("e", "attempt " + a.id + " reported failure at " + at(a.outcomeT)
@@ -739,6 +811,8 @@ final class Analysis {
         checkNotes.put("e", samples.size() + " samples; failed-seen-as-owner " + seenFailed + ", wrong token "
                 + wrongToken + ", unknown holder " + unknownHolder + ", granted-but-not-shown " + notSeen
                 + ", unexplained belief overlap " + badOverlaps
+                + (seenFailedCutOff > 0 ? ", failed-seen-as-owner while cut off by the failover (information) "
+                + seenFailedCutOff : "")
                 + (lateNotices > 0 ? ", overlaps ended by a deadline's late lost notice " + lateNotices : ""));
         return new long[] {infoOverlaps, infoMs};
     }

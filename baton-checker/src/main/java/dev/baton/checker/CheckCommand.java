@@ -98,8 +98,9 @@ public final class CheckCommand implements Callable<Integer> {
     String duration;
 
     @Option(names = "--faults", split = ",", paramLabel = "F",
-            description = "kill, pause, session-kill, partition, restart, none; one scenario each (default kill,"
-                    + " pause, session-kill, partition).")
+            description = "kill, pause, session-kill, partition, restart, failover, switchover (Redis Sentinel: SENTINEL"
+                    + " FAILOVER), none; one scenario each"
+                    + " (default kill, pause, session-kill, partition).")
     List<String> faults;
 
     @Option(names = "--allow-restart", description = "Allow the restart fault, which stops and starts the server"
@@ -107,6 +108,16 @@ public final class CheckCommand implements Callable<Integer> {
             + " MariaDB and ZooKeeper: SIGTERM, then the same command line; Redis: SHUTDOWN NOSAVE, then"
             + " redis-server again, losing every key). Every client of that server loses its connections.")
     boolean allowRestart;
+
+    @Option(names = "--allow-failover", description = "Allow the failover fault, on a ZooKeeper ensemble"
+            + " (zookeeper://h:p,h:p,h:p: SIGKILL of the leader, restarted as a follower), Redis behind Sentinel"
+            + " (redis-sentinel://…#master: SIGKILL of the primary, Sentinel promotes a replica, the old primary"
+            + " restarted as a replica) or PostgreSQL with a standby (jdbc:postgresql://h:p,h:p/db: pg_ctl stop -m"
+            + " immediate of the primary, pg_ctl promote of the standby, then the old primary's data directory is"
+            + " DELETED and made again as a standby with pg_basebackup), and the switchover fault (Redis Sentinel:"
+            + " SENTINEL FAILOVER, the old primary kept running). For test deployments of this host, such as"
+            + " scripts/start-servers.sh --ha starts.")
+    boolean allowFailover;
 
     @Option(names = "--seed", paramLabel = "N", description = "Seed for the workers' and the nemesis' choices (default: random, printed).")
     Long seed;
@@ -222,12 +233,17 @@ public final class CheckCommand implements Callable<Integer> {
         for (String f : kinds) {
             if (!ScenarioSpec.FAULTS.contains(f)) {
                 throw new IllegalArgumentException("--faults: unknown fault '" + f + "'; use kill, pause, session-kill,"
-                        + " partition, restart or none");
+                        + " partition, restart, failover, switchover or none");
             }
         }
         if (kinds.contains("restart") && !allowRestart) {
             throw new IllegalArgumentException("--faults restart stops and starts your database server, ending every"
                     + " session of every client on it: add --allow-restart to mean it");
+        }
+        if ((kinds.contains("failover") || kinds.contains("switchover")) && !allowFailover) {
+            throw new IllegalArgumentException("--faults failover kills the leader of your deployment, promotes another"
+                    + " server and re-creates the old one as a follower (PostgreSQL: deleting its data directory):"
+                    + " add --allow-failover to mean it");
         }
         Pool poolMode = Pool.byId(pool);
         Map<String, CheckStrategy> strategies = new LinkedHashMap<>();
@@ -236,6 +252,9 @@ public final class CheckCommand implements Callable<Integer> {
             s.validate(u, poolMode);
             if (kinds.contains("restart") && !u.toLowerCase(java.util.Locale.ROOT).startsWith("jdbc:sqlite:")) {
                 ServerRestart.of(u).requireProcess();
+            }
+            if (kinds.contains("failover") || (kinds.contains("switchover") && RedisStrategy.isSentinel(u))) {
+                Failover.of(u).requireProcesses();
             }
             strategies.put(u, s);
         }

@@ -327,8 +327,8 @@ public class JdbcLeaseStrategy implements CheckStrategy {
                 return Optional.empty();
             }
             Matcher m = NETWORK_URL.matcher(url);
-            if (!m.matches()) {
-                return Optional.empty();
+            if (!m.matches() || m.group(4).startsWith(",")) {
+                return Optional.empty(); // several hosts (a primary and its standbys): no one server to proxy
             }
             String host = m.group(2).replace("[", "").replace("]", "");
             int port = m.group(3) != null ? Integer.parseInt(m.group(3)) : kind.defaultPort;

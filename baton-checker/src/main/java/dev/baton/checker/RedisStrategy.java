@@ -49,6 +49,8 @@ import java.util.regex.Pattern;
  */
 public class RedisStrategy implements CheckStrategy {
     private static final Pattern URL = Pattern.compile("(?i)(rediss?://)(?:([^@/]*)@)?([^/:@]+|\\[[^]]+])(?::(\\d+))?(/.*)?");
+    /** A primary behind Sentinels: {@code redis-sentinel://[password@]host[:port][,host[:port]…][/db][?…]#master}. */
+    private static final Pattern SENTINEL_URL = Pattern.compile("(?i)redis-sentinel://(?:[^@/]*@)?[^/?#@]+(/[^#]*)?#.+");
     static final int DEFAULT_PORT = 6379;
     /** The client id prefix of the controller's own lock client (its connections are {@code baton:checker/…}). */
     static final String CONTROLLER_PREFIX = "checker";
@@ -60,17 +62,22 @@ public class RedisStrategy implements CheckStrategy {
         return "redis";
     }
 
-    /** Whether a URL is a Redis one ({@code redis://}, {@code rediss://}). */
+    /** Whether a URL is a Redis one ({@code redis://}, {@code rediss://}, {@code redis-sentinel://}). */
     static boolean isRedis(String url) {
         String lower = url.toLowerCase(Locale.ROOT);
-        return lower.startsWith("redis://") || lower.startsWith("rediss://");
+        return lower.startsWith("redis://") || lower.startsWith("rediss://") || isSentinel(url);
+    }
+
+    /** Whether a URL names a primary through its Sentinels. */
+    static boolean isSentinel(String url) {
+        return url.toLowerCase(Locale.ROOT).startsWith("redis-sentinel://");
     }
 
     @Override
     public void validate(String url) {
-        if (!isRedis(url) || !URL.matcher(url).matches()) {
+        if (!isRedis(url) || !(isSentinel(url) ? SENTINEL_URL : URL).matcher(url).matches()) {
             throw new IllegalArgumentException("--url: strategy 'redis' runs on redis://[user:password@]host[:port][/db]"
-                    + " URLs, not '" + url + "'");
+                    + " or redis-sentinel://host[:port][,host[:port]…][/db]#master URLs, not '" + url + "'");
         }
     }
 
@@ -114,7 +121,8 @@ public class RedisStrategy implements CheckStrategy {
         validate(url);
         Duration timeout = leaseTime.multipliedBy(2).compareTo(Duration.ofSeconds(2)) >= 0
                 ? leaseTime.multipliedBy(2) : Duration.ofSeconds(2);
-        return RedisLocks.builder(RedisURI.create(url)).keyPrefix(prefix(table)).leaseTime(leaseTime)
+        // RedisLocks' URL form: Baton's requireReplicas / replicaTimeout parameters apply
+        return RedisLocks.builder(url).keyPrefix(prefix(table)).leaseTime(leaseTime)
                 .commandTimeout(timeout).clientIdPrefix(identity).build();
     }
 
@@ -166,6 +174,9 @@ public class RedisStrategy implements CheckStrategy {
 
         @Override
         public Optional<InetSocketAddress> serverAddress() {
+            if (isSentinel(url)) {
+                return Optional.empty(); // the Sentinels name the primary to each client: no one server to proxy
+            }
             Matcher m = URL.matcher(url);
             if (!m.matches()) {
                 return Optional.empty();

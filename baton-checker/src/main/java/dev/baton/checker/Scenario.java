@@ -129,6 +129,17 @@ final class Scenario {
 
     /** Why this scenario cannot run on this backend (SQLite has no sessions or network path), if so. */
     static Optional<String> notApplicable(ScenarioSpec spec, CheckBackend backend) {
+        boolean embedded = spec.url().toLowerCase(java.util.Locale.ROOT).startsWith("jdbc:sqlite:");
+        if (spec.fault().equals("switchover") && !RedisStrategy.isSentinel(spec.url())) {
+            return Optional.of("a switchover (SENTINEL FAILOVER) is Redis Sentinel's planned failover; --faults failover"
+                    + " is the fault of this deployment");
+        }
+        if (!embedded && backend.serverAddress().isEmpty() && List.of("session-kill", "partition", "restart")
+                .contains(spec.fault())) {
+            return Optional.of(backend.shortName() + " is reached through several servers (" + spec.url() + "), which"
+                    + " the workers pick for themselves: the " + spec.fault() + " fault needs one server behind the"
+                    + " checker's proxy; --faults failover is the fault of such a deployment");
+        }
         if (spec.fault().equals("session-kill") && backend.sessionKillUnsupported().isPresent()) {
             return backend.sessionKillUnsupported();
         }
@@ -231,7 +242,7 @@ final class Scenario {
             // let the system recover with no faults before stopping it; after a restart, for as long as every
             // lock has to be granted again (check (c) can only judge a deadline that passed before the stop)
             long settle = Math.max(1000, spec.leaseTime().toMillis());
-            if (spec.fault().equals("restart")) {
+            if (ScenarioSpec.serverWide(spec.fault())) {
                 settle = Math.max(settle, spec.strategy().handOver("restart", "", spec.leaseTime()).bound()
                         .plus(spec.margin()).toMillis() + 500);
             }
@@ -498,17 +509,20 @@ final class Scenario {
         return null;
     }
 
+    /** The next failover, its leader found before the target is chosen ({@link Failover#prepare}). */
+    private volatile Failover prepared;
+
     private void nemesis(long end, List<Thread> running) throws InterruptedException {
-        long gap = spec.fault().equals("restart") ? Math.max(10_000, spec.leaseTime().toMillis() * 5)
+        long gap = ScenarioSpec.serverWide(spec.fault()) ? Math.max(10_000, spec.leaseTime().toMillis() * 5)
                 : Math.max(300, spec.leaseTime().toMillis() * 3 / 5);
         int maxConcurrent = spec.fault().equals("kill") || spec.fault().equals("session-kill")
-                || spec.fault().equals("restart") ? 1 : Math.max(1, spec.workers() / 3);
+                || ScenarioSpec.serverWide(spec.fault()) ? 1 : Math.max(1, spec.workers() / 3);
         int n = 0;
         long nextCheck = System.nanoTime();
         long notBefore = System.nanoTime();
         faults:
         while (true) {
-            long pause = spec.fault().equals("restart") ? 200 : gap / 2 + random.nextInt((int) gap);
+            long pause = ScenarioSpec.serverWide(spec.fault()) ? 200 : gap / 2 + random.nextInt((int) gap);
             long wake = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(pause);
             while (true) { // the drawn pause, looking at the history about every CHECK_MS meanwhile
                 if (System.nanoTime() - nextCheck >= 0) {
@@ -526,6 +540,15 @@ final class Scenario {
             running.removeIf(t -> !t.isAlive());
             if (running.size() >= maxConcurrent || samples.isEmpty() || System.nanoTime() - notBefore < 0) {
                 continue;
+            }
+            if ((spec.fault().equals("failover") || spec.fault().equals("switchover")) && prepared == null) {
+                try {
+                    prepared = Failover.of(spec.url()).prepare(); // the lookups before the target is chosen
+                } catch (IOException e) {
+                    notes.add("failover: cannot find the deployment's leader: " + e.getMessage());
+                    notBefore = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(1000);
+                    continue;
+                }
             }
             Sample last = freshSample();
             if (last == null) {
@@ -560,7 +583,7 @@ final class Scenario {
             }, "fault-" + index);
             t.start();
             running.add(t);
-            if (spec.fault().equals("restart")) {
+            if (ScenarioSpec.serverWide(spec.fault())) {
                 t.join(); // one restart at a time, then a quiet gap for the locks to recover
                 notBefore = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(gap);
             }
@@ -623,6 +646,23 @@ final class Scenario {
                     long start = begin(index, "restart", restart.description(), p, target, ServerRestart.TIMEOUT, 1);
                     restart.run();
                     done(index, "restart", restart.description(), p, target, start, 1);
+                }
+                case "failover", "switchover" -> {
+                    Failover failover = prepared != null ? prepared : Failover.of(spec.url());
+                    prepared = null;
+                    boolean switchover = spec.fault().equals("switchover");
+                    long start = begin(index, spec.fault(), switchover ? "SENTINEL FAILOVER" : failover.description(), p,
+                            target, Failover.TIMEOUT, 1);
+                    Failover.Outcome o = switchover ? failover.switchover() : failover.run();
+                    faults.add(new Fault(index, spec.fault(), o.description(), p.index, p.gen, p.process.pid(),
+                            target.name(), target.holder(), target.fencingToken(), o.killed(), o.whole(), 1));
+                    notes.add(spec.fault() + " " + index + " at " + at(o.killed()) + ": " + o.description() + "; the new leader"
+                            + " served after " + TimeUnit.NANOSECONDS.toMillis(o.serving() - o.killed()) + " ms, the"
+                            + " deployment was whole again after " + TimeUnit.NANOSECONDS.toMillis(o.whole() - o.killed())
+                            + " ms");
+                    if (start > o.killed()) {
+                        throw new IllegalStateException("failover began before it was marked");
+                    }
                 }
                 default -> throw new IllegalStateException("no fault " + spec.fault());
             }

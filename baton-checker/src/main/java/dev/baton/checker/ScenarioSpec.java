@@ -15,8 +15,8 @@ import java.util.Objects;
  * @param locks     locks they contend for
  * @param leaseTime the lease time under test
  * @param duration  how long faults are injected
- * @param fault     {@code kill}, {@code pause}, {@code session-kill}, {@code partition}, {@code restart} or
- *                  {@code none}
+ * @param fault     {@code kill}, {@code pause}, {@code session-kill}, {@code partition}, {@code restart},
+ *                  {@code failover}, {@code switchover} (Redis Sentinel's planned failover) or {@code none}
  * @param seed      seeds the workers' and the nemesis' choices
  * @param workDir   where event logs and worker output go
  * @param fence     the resource's fence ({@link Fence#STRICT} except in the checker's own tests)
@@ -29,13 +29,23 @@ public record ScenarioSpec(CheckStrategy strategy, String url, String table, int
                            Duration leaseTime, Duration duration, String fault, long seed, Path workDir,
                            Fence fence, List<String> workerJvm, Pool pool, Duration margin) {
     /** The faults the checker knows. */
-    public static final List<String> FAULTS = List.of("kill", "pause", "session-kill", "partition", "restart", "none");
+    public static final List<String> FAULTS = List.of("kill", "pause", "session-kill", "partition", "restart",
+            "failover", "switchover", "none");
     /**
      * Faults that must hit a holder before a scenario may PASS: 5, and 1 for {@code restart} (each restart
      * hits every holder at once, and one is all a CI run can afford).
      */
     static int minHits(String fault) {
-        return fault.equals("restart") ? 1 : 5;
+        return serverWide(fault) ? 1 : 5;
+    }
+
+    /**
+     * Whether a fault cuts every worker off the server at once: {@code restart} (the server) and {@code failover}
+     * (the deployment's leader, replaced by another server): one at a time, with a quiet gap after each, and a
+     * hand-over owed for every lock from the fault's end.
+     */
+    static boolean serverWide(String fault) {
+        return fault.equals("restart") || fault.equals("failover") || fault.equals("switchover");
     }
 
     /** A scenario on the checker's default pool. */

@@ -79,6 +79,10 @@ final class ServerRestart {
      *                                  host
      */
     static ServerRestart of(String url) {
+        if (url.matches("(?i)(?:jdbc:)?[a-z]+://[^/?#]*,.*") || url.toLowerCase(Locale.ROOT).startsWith("redis-sentinel:")) {
+            throw new IllegalArgumentException("--faults restart: the URL names several servers (an ensemble, Sentinels"
+                    + " or a primary with standbys); the restart fault restarts one server: use --faults failover");
+        }
         Matcher m = HOST_PORT.matcher(url);
         boolean jdbc = url.toLowerCase(Locale.ROOT).startsWith("jdbc:");
         boolean sql = m.matches() && !m.group(1).equalsIgnoreCase("redis") && !m.group(1).equalsIgnoreCase("zookeeper");
@@ -267,7 +271,7 @@ final class ServerRestart {
      * Starts a server again in a session of its own ({@code setsid}), reading nothing, its output appended to log (or
      * discarded); the checker does not wait for it.
      */
-    private static void startAgain(List<String> cmd, Path directory, Path log) throws IOException {
+    static void startAgain(List<String> cmd, Path directory, Path log) throws IOException {
         List<String> full = new ArrayList<>(List.of("setsid"));
         full.addAll(cmd);
         new ProcessBuilder(full).directory(directory.toFile()).redirectErrorStream(true)

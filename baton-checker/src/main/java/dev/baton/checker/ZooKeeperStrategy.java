@@ -54,6 +54,9 @@ import java.util.regex.Pattern;
  */
 public class ZooKeeperStrategy implements CheckStrategy {
     private static final Pattern URL = Pattern.compile("(?i)(zookeeper://)([^/:,@]+|\\[[^]]+])(?::(\\d+))?(/[^,]*)?");
+    /** An ensemble: {@code zookeeper://host[:port],host[:port][,…][/chroot]}. */
+    private static final Pattern ENSEMBLE_URL = Pattern.compile("(?i)zookeeper://((?:[^/:,@]+(?::\\d+)?)"
+            + "(?:,[^/:,@]+(?::\\d+)?)+)(/[^,]*)?");
     static final int DEFAULT_PORT = 2181;
     /** The server's tick ({@code tickTime}), as {@code scripts/start-servers.sh} configures it. */
     static final long TICK_MS = 1000;
@@ -70,9 +73,10 @@ public class ZooKeeperStrategy implements CheckStrategy {
 
     @Override
     public void validate(String url) {
-        if (!isZooKeeper(url) || !URL.matcher(url).matches()) {
-            throw new IllegalArgumentException("--url: strategy 'zookeeper' runs on zookeeper://host[:port][/chroot] URLs"
-                    + " naming one server (the checker puts its fault proxy in front of it), not '" + url + "'");
+        if (!isZooKeeper(url) || !(URL.matcher(url).matches() || ENSEMBLE_URL.matcher(url).matches())) {
+            throw new IllegalArgumentException("--url: strategy 'zookeeper' runs on zookeeper://host[:port][/chroot]"
+                    + " URLs (one server, which the checker puts its fault proxy in front of) or"
+                    + " zookeeper://host:port,host:port[,…][/chroot] (an ensemble), not '" + url + "'");
         }
     }
 
@@ -81,8 +85,12 @@ public class ZooKeeperStrategy implements CheckStrategy {
         return "/" + table.replaceAll("[^A-Za-z0-9_.\\-]", "_");
     }
 
-    /** The connect string of a (validated) URL: {@code host:port[/chroot]}. */
+    /** The connect string of a (validated) URL: {@code host:port[,host:port…][/chroot]}. */
     static String connectString(String url) {
+        Matcher e = ENSEMBLE_URL.matcher(url);
+        if (e.matches()) {
+            return e.group(1) + (e.group(2) != null ? e.group(2) : "");
+        }
         Matcher m = URL.matcher(url);
         if (!m.matches()) {
             throw new IllegalArgumentException("not a zookeeper:// URL: " + url);

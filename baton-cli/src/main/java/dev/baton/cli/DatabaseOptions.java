@@ -11,7 +11,6 @@ import dev.baton.redis.RedisLockClient;
 import dev.baton.redis.RedisLocks;
 import dev.baton.zookeeper.ZooKeeperLockClient;
 import dev.baton.zookeeper.ZooKeeperLocks;
-import io.lettuce.core.RedisURI;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.RetryOneTime;
@@ -189,15 +188,15 @@ final class DatabaseOptions {
             throw new BatonFailure(ExitCodes.USAGE, "--table names a SQL lock table; Redis (" + databaseUrl.shown()
                     + ") has no tables: its locks live under the key prefix " + RedisLocks.DEFAULT_KEY_PREFIX, null);
         }
-        RedisURI uri;
+        RedisLocks.Builder builder;
         try {
-            uri = RedisURI.create(databaseUrl.jdbcUrl());
+            // Lettuce's URL (redis-sentinel:// too) plus Baton's requireReplicas / replicaTimeout parameters;
+            // connecting is bounded by the command timeout unless the URL sets Lettuce's timeout
+            builder = RedisLocks.builder(databaseUrl.jdbcUrl()).commandTimeout(Database.SOCKET_TIMEOUT);
         } catch (IllegalArgumentException e) {
             throw new BatonFailure(ExitCodes.USAGE, "invalid Redis URL '" + databaseUrl.shown() + "': "
                     + databaseUrl.scrub(BatonCommand.oneLine(e.getMessage())), e);
         }
-        uri.setTimeout(Database.SOCKET_TIMEOUT);
-        RedisLocks.Builder builder = RedisLocks.builder(uri).commandTimeout(Database.SOCKET_TIMEOUT);
         if (leaseTime != null) {
             builder.leaseTime(leaseTime);
         }

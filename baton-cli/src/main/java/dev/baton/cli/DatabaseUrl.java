@@ -14,7 +14,8 @@ import java.util.Optional;
  *
  * @param kind    the server kind
  * @param jdbcUrl the URL given to the driver: the JDBC URL ({@code jdbc:mysql:} is rewritten to
- *                {@code jdbc:mariadb:}), the {@code redis://} / {@code rediss://} URI given to Lettuce, or the
+ *                {@code jdbc:mariadb:}), the {@code redis://} / {@code rediss://} / {@code redis-sentinel://} URL
+ *                given to {@code RedisLocks.builder(String)}, or the
  *                ZooKeeper connect string ({@code host:port[,host:port…][/chroot]}) of a {@code zookeeper://} URL
  * @param shown   the URL as written, password hidden, for messages
  * @param rawUrl  the URL as written, to find its passwords in other text ({@link #scrub}); never printed
@@ -23,8 +24,8 @@ record DatabaseUrl(Kind kind, String jdbcUrl, String shown, String rawUrl) {
     /** The environment variable read when {@code --url} is not given. */
     static final String ENV = "BATON_URL";
     /** The prefixes accepted, for messages and help. */
-    static final String SUPPORTED = "jdbc:postgresql:, jdbc:mariadb:, jdbc:mysql:, jdbc:sqlite:, redis://, rediss:// or"
-            + " zookeeper://";
+    static final String SUPPORTED = "jdbc:postgresql:, jdbc:mariadb:, jdbc:mysql:, jdbc:sqlite:, redis://, rediss://,"
+            + " redis-sentinel:// or zookeeper://";
     private static final String SQLITE_PREFIX = "jdbc:sqlite:";
 
     @Override
@@ -161,6 +162,10 @@ record DatabaseUrl(Kind kind, String jdbcUrl, String shown, String rawUrl) {
         if ((lower.startsWith("redis://") && url.length() > "redis://".length())
                 || (lower.startsWith("rediss://") && url.length() > "rediss://".length())) {
             UrlChecks.redis(url, shown, source);
+            return new DatabaseUrl(Kind.REDIS, url, shown, url);
+        }
+        if (lower.startsWith("redis-sentinel://") && url.length() > "redis-sentinel://".length()) {
+            UrlChecks.redisSentinel(url, shown, source);
             return new DatabaseUrl(Kind.REDIS, url, shown, url);
         }
         if (lower.startsWith("zookeeper://") && url.length() > "zookeeper://".length()) {

@@ -9,7 +9,7 @@ import java.util.Optional;
  * What the CLI checks in a URL before any connection, so that a mistake is a usage error (64) naming the part
  * that is wrong, not a connection error (69) or a success on another server than the one written:
  * <ol>
- *   <li>schemes the CLI cannot serve yet (Redis Sentinel, unix sockets) are named;</li>
+ *   <li>schemes the CLI cannot serve yet (Redis Sentinel over TLS, unix sockets) are named;</li>
  *   <li>every host has a name and every port is a number from 1 to 65535;</li>
  *   <li>Redis: the database is a number; a {@code /} or {@code @} in the password is percent-encoded (else it
  *       would end the host part);</li>
@@ -30,9 +30,8 @@ final class UrlChecks {
      * @throws BatonFailure (64)
      */
     static void refuseUnsupportedScheme(String lower, String shown, String source) {
-        if (lower.startsWith("redis-sentinel://") || lower.startsWith("rediss-sentinel://")) {
-            throw bad(shown, source, "Redis Sentinel URLs are not supported yet: name the current primary with"
-                    + " redis://HOST:PORT");
+        if (lower.startsWith("rediss-sentinel://")) {
+            throw bad(shown, source, "Redis Sentinel over TLS is not supported: use redis-sentinel://HOST:PORT,…#MASTER");
         }
         if (lower.startsWith("redis-socket://") || lower.startsWith("redis+socket://")) {
             throw bad(shown, source, "Redis over a unix socket is not supported: use redis://HOST:PORT");
@@ -72,6 +71,34 @@ final class UrlChecks {
         hostAndPort(authority, shown, source);
         if (!path.isEmpty() && !path.chars().allMatch(Character::isDigit)) {
             throw bad(shown, source, "database '" + path + "' is not a number (redis://HOST:PORT/0)");
+        }
+    }
+
+    /**
+     * Checks a {@code redis-sentinel://} URL: {@code [password@]host[:port][,host[:port]…][/database][?…]#master}, the
+     * Sentinels' addresses and the name of the primary they watch.
+     *
+     * @throws BatonFailure (64) naming what is wrong
+     */
+    static void redisSentinel(String url, String shown, String source) {
+        String rest = url.substring(url.indexOf("://") + 3);
+        int hash = rest.indexOf('#');
+        if (hash < 0 || hash == rest.length() - 1) {
+            throw bad(shown, source, "a Redis Sentinel URL names the primary its Sentinels watch after '#':"
+                    + " redis-sentinel://HOST:PORT,HOST:PORT/0#MASTER");
+        }
+        String beforeFragment = rest.substring(0, hash);
+        int query = beforeFragment.indexOf('?');
+        String beforeQuery = query >= 0 ? beforeFragment.substring(0, query) : beforeFragment;
+        String afterUserInfo = beforeQuery.substring(beforeQuery.lastIndexOf('@') + 1);
+        int slash = afterUserInfo.indexOf('/');
+        String hosts = slash >= 0 ? afterUserInfo.substring(0, slash) : afterUserInfo;
+        String path = slash >= 0 ? afterUserInfo.substring(slash + 1) : "";
+        for (String host : hosts.split(",", -1)) {
+            hostAndPort(host, shown, source);
+        }
+        if (!path.isEmpty() && !path.chars().allMatch(Character::isDigit)) {
+            throw bad(shown, source, "database '" + path + "' is not a number (redis-sentinel://HOST:PORT/0#MASTER)");
         }
     }
 

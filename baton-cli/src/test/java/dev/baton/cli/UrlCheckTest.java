@@ -34,7 +34,8 @@ class UrlCheckTest {
             zookeeper://127.0.0.1:2181/app?session=5s        | query string
             zookeeper://127.0.0.1:2181?x=1                   | query string
             zookeeper://127.0.0.1:2181/app#x                 | '#x'
-            redis-sentinel://127.0.0.1:26379#mymaster        | Sentinel
+            redis-sentinel://127.0.0.1:26379                 | names the primary
+            redis-sentinel://127.0.0.1:26379,127.0.0.1:0#m   | port 0
             rediss-sentinel://127.0.0.1:26379#mymaster       | Sentinel
             redis-socket:///tmp/redis.sock                   | unix socket
             redis+socket:///tmp/redis.sock                   | unix socket

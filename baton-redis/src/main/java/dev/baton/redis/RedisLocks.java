@@ -100,6 +100,40 @@ public final class RedisLocks {
         return new Builder(null, uri);
     }
 
+    /**
+     * A builder over a URL: Baton creates (and closes with the lock client) a {@link RedisClient} of its own. The URL
+     * is Lettuce's ({@link RedisURI#create(String)}): {@code redis://[[user:]password@]host[:port][/database]},
+     * {@code rediss://…} (TLS), or {@code redis-sentinel://[password@]host[:port][,host[:port]…][/database]#master}
+     * — a primary found through its Sentinels, found again through them after a failover. Two query parameters
+     * of Baton's are taken out of it and set on the builder:
+     * <ul>
+     *   <li>{@code requireReplicas=N} — {@link Builder#requireReplicas}: {@code WAIT N} after each grant;</li>
+     *   <li>{@code replicaTimeout=D} — that {@code WAIT}'s timeout, {@code <n>ms} or {@code <n>s} (default
+     *       {@value #DEFAULT_REPLICA_TIMEOUT_MS}ms).</li>
+     * </ul>
+     * Lettuce's own {@code timeout} parameter bounds connecting (to the Sentinels and the primary); without it that
+     * bound is {@link Builder#commandTimeout}.
+     * For example {@code redis-sentinel://127.0.0.1:26379,127.0.0.1:26380/0?requireReplicas=1&replicaTimeout=500ms#mymaster}.
+     *
+     * @throws IllegalArgumentException if the URL is null, not one Lettuce accepts, or a parameter of Baton's has a
+     *                                  bad value (the message names it)
+     */
+    public static Builder builder(String url) {
+        if (url == null) {
+            throw new IllegalArgumentException("url must not be null");
+        }
+        RedisUrl parsed = RedisUrl.parse(url);
+        Builder builder = new Builder(null, RedisURI.create(parsed.lettuceUrl()));
+        builder.connectTimeoutFromCommandTimeout = !parsed.hasTimeout();
+        if (parsed.replicas() > 0) {
+            builder.requireReplicas(parsed.replicas(), parsed.replicaTimeout());
+        }
+        return builder;
+    }
+
+    /** The timeout of {@code WAIT} when a URL asks for replicas without {@code replicaTimeout}. */
+    public static final long DEFAULT_REPLICA_TIMEOUT_MS = 100;
+
     /** Settings of a Redis lock client; see {@link AbstractClientBuilder} for the shared ones. */
     public static final class Builder extends AbstractClientBuilder<Builder> {
         private final RedisClient client;
@@ -110,6 +144,8 @@ public final class RedisLocks {
         private Duration replicaTimeout = Duration.ofMillis(100);
         private Duration tokenCounterExpiry = DEFAULT_TOKEN_COUNTER_EXPIRY;
         private boolean allowEviction;
+        /** Built from a URL without {@code timeout}: connecting is bounded by the command timeout. */
+        private boolean connectTimeoutFromCommandTimeout;
 
         private Builder(RedisClient client, RedisURI uri) {
             this.client = client;
@@ -208,13 +244,16 @@ public final class RedisLocks {
             RedisClient c = client;
             String endpoint;
             if (c == null) {
+                if (connectTimeoutFromCommandTimeout) {
+                    uri.setTimeout(commandTimeout);
+                }
                 c = RedisClient.create(uri);
                 c.setOptions(ClientOptions.builder()
                         .autoReconnect(true)
                         .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
                         .replayFilter(cmd -> isScript(cmd.getType()))
                         .build());
-                endpoint = uri.getHost() + ":" + uri.getPort();
+                endpoint = endpoint(uri);
             } else {
                 endpoint = "your RedisClient";
             }
@@ -227,6 +266,19 @@ public final class RedisLocks {
                 backend.close();
                 throw e;
             }
+        }
+
+        /** How messages name the server: its host and port, or a Sentinel-managed primary and its Sentinels. */
+        private static String endpoint(RedisURI uri) {
+            if (uri.getSentinels().isEmpty()) {
+                return uri.getHost() + ":" + uri.getPort();
+            }
+            StringBuilder b = new StringBuilder("primary '" + uri.getSentinelMasterId() + "' of the Sentinels ");
+            for (int i = 0; i < uri.getSentinels().size(); i++) {
+                RedisURI s = uri.getSentinels().get(i);
+                b.append(i == 0 ? "" : ",").append(s.getHost()).append(':').append(s.getPort());
+            }
+            return b.toString();
         }
 
         private static boolean isScript(ProtocolKeyword type) {
