@@ -66,7 +66,11 @@ public final class BatonCommand implements Callable<Integer> {
             Map.entry("; choose .dialect(Dialect.MYSQL) explicitly", ""),
             Map.entry("tableName '", "--table '"),
             Map.entry("leaseTime", "--lease"),
-            Map.entry("olderThan", "--older-than"));
+            Map.entry("olderThan", "--older-than"),
+            Map.entry("call allowUnflushedCommits() on the builder to accept that",
+                    "add --allow-unflushed-commits to accept that"),
+            Map.entry("allowEviction() on the builder", "--allow-eviction"),
+            Map.entry("allowEviction() skips", "--allow-eviction skips"));
 
     @Spec
     CommandSpec spec;

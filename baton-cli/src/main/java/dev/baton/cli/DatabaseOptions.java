@@ -52,6 +52,16 @@ final class DatabaseOptions {
     @Option(names = {"-v", "--verbose"}, description = "Log progress and show stack traces of errors.")
     boolean verbose;
 
+    @Option(names = "--allow-unflushed-commits", description = "PostgreSQL, MariaDB/MySQL: serve a server that"
+            + " acknowledges commits before they are on disk (PostgreSQL fsync off; MariaDB/MySQL"
+            + " innodb_flush_log_at_trx_commit other than 1, or a binary log with sync_binlog other than 1), which is"
+            + " refused otherwise: a crash can then lose a grant and let a second holder in.")
+    boolean allowUnflushedCommits;
+
+    @Option(names = "--allow-eviction", description = "Redis: serve a server whose maxmemory-policy may evict lock"
+            + " keys, which is refused otherwise: an evicted key lets a second holder in.")
+    boolean allowEviction;
+
     private DatabaseUrl resolved;
 
     /** Resolves the URL from the option, the environment or the default. */
@@ -78,9 +88,19 @@ final class DatabaseOptions {
     /**
      * As {@link #connect(DatabaseUrl, Duration)}, with the given strategy.
      *
-     * @throws BatonFailure (64) for the session strategy on SQLite
+     * @throws BatonFailure (64) for the session strategy on SQLite, or an --allow-… option the URL's server has no
+     *                     use for
      */
     OpenClient connect(DatabaseUrl databaseUrl, Duration leaseTime, Strategy strategy) {
+        if (allowEviction && databaseUrl.kind() != DatabaseUrl.Kind.REDIS) {
+            throw new BatonFailure(ExitCodes.USAGE, "--allow-eviction is for a Redis URL, not "
+                    + databaseUrl.shown(), null);
+        }
+        if (allowUnflushedCommits && databaseUrl.kind() != DatabaseUrl.Kind.POSTGRESQL
+                && databaseUrl.kind() != DatabaseUrl.Kind.MARIADB) {
+            throw new BatonFailure(ExitCodes.USAGE, "--allow-unflushed-commits is for a PostgreSQL or MariaDB/MySQL"
+                    + " URL, not " + databaseUrl.shown(), null);
+        }
         if (databaseUrl.kind() == DatabaseUrl.Kind.REDIS) {
             if (strategy == Strategy.SESSION) {
                 throw new BatonFailure(ExitCodes.USAGE, "--strategy session needs PostgreSQL or MariaDB/MySQL;"
@@ -104,6 +124,9 @@ final class DatabaseOptions {
         try {
             JdbcLocks.Builder builder = JdbcLocks.builder(database.dataSource()).createTableIfMissing()
                     .strategy(strategy);
+            if (allowUnflushedCommits) {
+                builder.allowUnflushedCommits();
+            }
             if (table != null) {
                 builder.tableName(table);
             }
@@ -199,6 +222,9 @@ final class DatabaseOptions {
         }
         if (leaseTime != null) {
             builder.leaseTime(leaseTime);
+        }
+        if (allowEviction) {
+            builder.allowEviction();
         }
         return new OpenClient(builder.build(), () -> { });
     }
