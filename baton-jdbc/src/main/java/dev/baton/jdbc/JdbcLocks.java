@@ -341,7 +341,7 @@ public final class JdbcLocks {
         private static void checkPoolSize(DataSource dataSource) {
             java.util.OptionalInt size = ConnectionSupport.maximumPoolSize(dataSource);
             if (size.isEmpty()) {
-                return; // not HikariCP: documented in the README
+                return; // not HikariCP: documented in docs/SESSION.md
             }
             int max = size.getAsInt();
             if (max < SESSION_CONNECTIONS) {
