@@ -2,7 +2,7 @@
 # Local clusters for failover tests, started by `scripts/start-servers.sh --ha` (nothing of this starts unless asked).
 # Each deployment runs on fixed ports of its own, from Debian's packages and Maven Central, with its data under
 # /var/lib/baton-ha, and prints one line with the URL `baton` and `baton check` accept, carrying the settings the
-# README recommends:
+# docs/OPERATIONS.md recommends:
 #
 #   zookeeper-ensemble  3 ZooKeeper servers (QuorumPeerMain), clients on 127.0.0.1:2191-2193,
 #                       quorum on 2891-2893, leader election on 3891-3893

@@ -8,8 +8,10 @@ import java.util.concurrent.locks.Lock;
  * A named lock shared by every process that uses the same backend and name. Re-entrant per thread, like
  * {@link java.util.concurrent.locks.ReentrantLock}: a second acquisition by the holding thread returns at
  * once with the same fencing token and a higher hold count, and the lock is released when the last hold is
- * closed. Not fair across processes: waiters retry when woken (by a server notification where the backend
- * has one, else at the holder's expiry or a bounded backoff poll).
+ * closed. Whether it is fair across processes depends on the backend: the JDBC lease strategy, Redis and
+ * ZooKeeper keep a line of waiters on the server and give a free lock to its head; the JDBC session strategy
+ * leaves the order to the server's own lock wait. Waiters retry when woken (by a server notification where
+ * the backend has one, else at the holder's expiry or a bounded poll).
  *
  * <p>Handles are cheap and thread safe; any thread may use the same handle.
  */

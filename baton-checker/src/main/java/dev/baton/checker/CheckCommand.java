@@ -56,7 +56,8 @@ public final class CheckCommand implements Callable<Integer> {
     }
 
     @Option(names = "--url", required = true, paramLabel = "URL",
-            description = "Backend URL; repeat for several backends (jdbc:postgresql:, jdbc:mariadb:, jdbc:mysql:, jdbc:sqlite:).")
+            description = "Backend URL; repeat for several backends (jdbc:postgresql:, jdbc:mariadb:, jdbc:mysql:, jdbc:sqlite:,"
+                    + " redis://, rediss://, redis-sentinel://…#MASTER, zookeeper://).")
     List<String> urls;
 
     @Option(names = "--strategy", defaultValue = "lease", paramLabel = "S",

@@ -78,7 +78,7 @@ public class JdbcSessionStrategy extends JdbcLeaseStrategy {
     @Override
     public Optional<String> refuses(Pool pool) {
         return pool == Pool.PGBOUNCER ? Optional.of("a transaction-mode pooler hands each transaction to any server"
-                + " connection, so it cannot keep a session lock; the README says the session strategy refuses it")
+                + " connection, so it cannot keep a session lock; docs/SESSION.md says the session strategy refuses it")
                 : Optional.empty();
     }
 

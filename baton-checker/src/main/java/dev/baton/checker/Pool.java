@@ -20,7 +20,7 @@ public enum Pool {
     PGBOUNCER("pgbouncer");
 
     /**
-     * The size of the {@code small} pool: what the README promises each strategy needs per client — the
+     * The size of the {@code small} pool: what docs/OPERATIONS.md (Sizing) says each strategy needs per client — the
      * lease strategy one connection for its statements plus one PostgreSQL {@code LISTEN} connection, the
      * session strategy its "two dedicated connections", {@code runOnce} one per call plus the client's
      * {@code LISTEN} connection.

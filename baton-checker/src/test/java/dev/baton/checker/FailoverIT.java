@@ -15,7 +15,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * {@code baton check --faults failover --allow-failover} on each deployment of {@code scripts/start-servers.sh --ha}
  * (the quick profile, 5 s of faults: one failover each), through the URL the script prints with the settings the
- * README recommends. The failover makes the deployment whole again (the killed server back as a follower), so the
+ * docs/OPERATIONS.md recommends. The failover makes the deployment whole again (the killed server back as a follower), so the
  * deployments stay running for the next test and the next build; {@link HaServers#url} heals whatever a failed run
  * left behind.
  */

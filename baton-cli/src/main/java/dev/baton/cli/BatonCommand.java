@@ -37,10 +37,11 @@ import java.util.concurrent.Callable;
  */
 @Command(name = "baton", mixinStandardHelpOptions = true, versionProvider = Version.class,
         usageHelpAutoWidth = true,
-        header = "Run commands under distributed locks kept in a database.",
+        header = "Run commands under distributed locks kept in a database, Redis or ZooKeeper.",
         description = {"With no --url and no $BATON_URL, locks live in the embedded SQLite file"
                 + " ~/.baton/baton.db, shared by every process on this host. A jdbc:postgresql:, jdbc:mariadb:"
-                + " or jdbc:mysql: URL shares them across hosts. 'baton run' creates its lock table if missing;"
+                + " or jdbc:mysql: URL, a Redis URL (redis://, rediss://, redis-sentinel://…#MASTER) or a"
+                + " zookeeper:// URL shares them across hosts. 'baton run' creates its lock table if missing;"
                 + " no other command creates anything."},
         subcommands = {RunCommand.class, StatusCommand.class, ListCommand.class, ReleaseCommand.class,
                 PurgeCommand.class, CheckCommand.class, Version.class, CompletionCommand.class,

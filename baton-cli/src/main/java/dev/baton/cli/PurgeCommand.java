@@ -17,7 +17,7 @@ import java.util.concurrent.Callable;
         header = "Delete the rows of locks whose lease ended more than --older-than ago.",
         description = {"A held lock never matches: its lease has not ended. Fencing tokens keep increasing after"
                 + " a purge (they come from a sequence or counter, not the row); purge rows that ended long ago"
-                + " (an hour, not seconds): see the README's caveat 'Purge and tokens'.",
+                + " (an hour, not seconds): see 'Purge and tokens' in docs/LEASE.md.",
                 "Durations: 500ms, 10s, 2m, 1h. Nothing is created; a missing table is an error."},
         exitCodeListHeading = "%nExit status:%n",
         exitCodeList = {"0:purged (the number of rows is printed, 0 included)", "64:bad arguments or URL",

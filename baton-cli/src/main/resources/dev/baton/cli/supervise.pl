@@ -18,7 +18,7 @@
 # 5. When the command exits, whatever it left in its group gets SIGTERM, then SIGKILL after the grace.
 # 6. Exit once no process of the group runs any more, with the command's status (128 + the signal if a signal ended it).
 #
-# A member that leaves the group (setsid, setpgid) is out of reach; the README says so.
+# A member that leaves the group (setsid, setpgid) is out of reach; docs/CLI.md says so.
 use strict;
 use POSIX ();
 

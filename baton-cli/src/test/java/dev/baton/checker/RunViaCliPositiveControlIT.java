@@ -11,7 +11,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * Positive controls of {@code baton check --via-cli}: they must FAIL, every time. No test hook in baton: the
  * command program itself lets its grandchild escape with {@code setsid()} and does not wait for it (baton's
- * README says it cannot catch a process that leaves its session), so the grandchild outlives every grant and
+ * docs/CLI.md says it cannot catch a process that leaves its session), so the grandchild outlives every grant and
  * keeps reading the resource while later grants run.
  * <ul>
  *   <li>With the strict fence: the survivor check must report processes alive after their {@code baton run}

@@ -298,6 +298,24 @@ class BatonCommandTest {
     }
 
     @Test
+    void helpTextsNameEveryBackendAndEveryExitStatusOfRun() {
+        // the help says what the README says: every backend's URL, every status run can exit with
+        for (String[] help : List.of(new String[] {"--help"}, new String[] {"check", "--help"},
+                new String[] {"run", "--help"})) {
+            Result r = baton(help);
+            assertThat(r.status()).isZero();
+            String unwrapped = r.out().replaceAll("\\n\\s*", "");   // picocli wraps lines, also inside a URL
+            assertThat(unwrapped).as(String.join(" ", help)).contains("jdbc:postgresql:").contains("jdbc:mariadb:")
+                    .contains("jdbc:mysql:").contains("redis://").contains("rediss://").contains("redis-sentinel://")
+                    .contains("zookeeper://");
+        }
+        Result run = baton("run", "--help");
+        for (String status : List.of("64", "69", "70", "75", "76", "77", "126/127", "129/130/143")) {
+            assertThat(run.out()).containsPattern("(?m)^  " + status + " ");
+        }
+    }
+
+    @Test
     void checkIsASubcommandWithItsOwnHelp() {
         Result r = baton("help", "check");
 

@@ -292,7 +292,7 @@ public final class CoreLockClient implements LockClient {
      *       Granted: record the hold. Busy: back to step 3. Not now: step 6.</li>
      *   <li>Park until a wake-up, just after the holder's lease ends on the server, the current backoff (doubling
      *       from minPollInterval to maxPollInterval, with jitter), the backend's {@link AcquireResult.Busy#nextTry}
-     *       hint for the head of its line, or the deadline, whichever comes first. Back to step 3.</li>
+     *       hint (when to look again, for a waiter the server will not wake), or the deadline, whichever comes first. Back to step 3.</li>
      * </ol>
      * Between steps the loop checks that the client is open and, unless interrupts are deferred, the interrupt
      * flag. Whenever it ends without a grant after a busy answer — timeout, interruption, closing, a failure — a
@@ -436,7 +436,7 @@ public final class CoreLockClient implements LockClient {
                 park = Math.min(park, Math.max(untilExpiry, 0));
             }
             if (lastBusy.nextTry() != null) {
-                // the backend keeps this waiter first in line and cannot wake it when the holder lets go
+                // the backend keeps this waiter's place in line and says when to look again (no server wake-up)
                 park = Math.min(park, Math.max(0, CoreLock.saturatedNanos(lastBusy.nextTry())));
             }
             backoff = Math.min(backoff * 2, maxPoll);

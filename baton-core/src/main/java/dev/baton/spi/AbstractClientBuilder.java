@@ -113,8 +113,8 @@ public abstract class AbstractClientBuilder<B extends AbstractClientBuilder<B>> 
      * {@value #DEFAULT_CLOCK_DRIFT_FACTOR}, Redlock's). A lease is valid locally until the monotonic time its request
      * was sent + {@code leaseTime - (leaseTime x factor + 2 ms)}, so {@code isValid()} turns false before the server
      * frees the lock even if the server's clock runs that much fast (the 2 ms cover Redis's millisecond expiries).
-     * 0 keeps only the 2 ms. A server clock that is stepped forward is not covered by any factor: see the README's
-     * Caveats for what each backend notices then.
+     * 0 keeps only the 2 ms. A server clock that is stepped forward is not covered by any factor: see docs/OPERATIONS.md
+     * (Clocks) for what each backend notices then.
      *
      * @throws IllegalArgumentException if not a number, negative or above {@value #MAX_CLOCK_DRIFT_FACTOR} (the
      *                                  message names the setting and the value); at {@link #build()}, if the lease's

@@ -16,9 +16,10 @@ public sealed interface AcquireResult {
      * @param token     the holder's fencing token, or {@code -1} if unknown
      * @param remaining how long the holder's lease has left by the server's clock, or {@code null} if unknown
      *                  or if the hold has no expiry
-     * @param nextTry   a {@link WaitingQueue} backend's hint that this waiter is first in line and that the core
-     *                  should try again within this long (a backend that cannot wake it from the server when the
-     *                  holder lets go), or {@code null} for none: the core then parks as usual
+     * @param nextTry   a {@link WaitingQueue} backend's hint that the core should try again within this long, for a
+     *                  waiter anywhere in its line that the server will not wake when its turn comes (the JDBC lease
+     *                  strategy paces it by the line: about half the time the waiter expects to wait), or
+     *                  {@code null} for none: the core then parks as usual
      */
     record Busy(String holder, long token, Duration remaining, Duration nextTry) implements AcquireResult {
         /** A busy answer without a hint for the next try. */

@@ -43,13 +43,15 @@ import java.util.regex.Pattern;
 /**
  * Builds {@link JdbcLockClient}s: lease locks in one table of the database you already run.
  *
- * <p><b>Lease strategy</b> — re-entrant per thread, not fair. A hold ends when released, when its holder
+ * <p><b>Lease strategy</b> — re-entrant per thread, fair (a waiter takes a place in the lock's line
+ * on the server, {@code <table>_queue}, and a free lock goes to the earliest live waiter). A hold ends when released, when its holder
  * stops renewing and the lease time passes by the <em>database</em> clock, or when the client is closed.
  * The fencing token is drawn from a database-wide sequence (PostgreSQL, MariaDB) or counter row (MySQL,
  * SQLite) at grant time, under the row lock, so it strictly increases per lock across holders, clients,
- * restarts and purges. On PostgreSQL, waiters in other processes are woken by {@code LISTEN/NOTIFY} (never
- * through a pooler: see {@link Builder#notificationDataSource}); on the others, and always as a fallback, at
- * the holder's expiry or by a bounded backoff poll. Every write commits whatever the pool's auto-commit
+ * restarts and purges. On PostgreSQL, the head of the line is woken by {@code LISTEN/NOTIFY} (never
+ * through a pooler: see {@link Builder#notificationDataSource}); on MariaDB by a named lock ({@code GET_LOCK})
+ * its predecessor keeps; elsewhere, and where neither applies, waiters poll at a pace set by how fast the line
+ * moves, bounded by the holder's expiry. Every write commits whatever the pool's auto-commit
  * default.
  *
  * <pre>{@code
@@ -339,7 +341,7 @@ public final class JdbcLocks {
         private static void checkPoolSize(DataSource dataSource) {
             java.util.OptionalInt size = ConnectionSupport.maximumPoolSize(dataSource);
             if (size.isEmpty()) {
-                return; // not HikariCP: documented in the README
+                return; // not HikariCP: documented in docs/SESSION.md
             }
             int max = size.getAsInt();
             if (max < SESSION_CONNECTIONS) {

@@ -178,7 +178,7 @@ public final class ConnectionSupport {
      * implements ({@code Connection}, {@code Statement}, …) and refuses any other (a driver class such as
      * {@code PGConnection} is the real connection, which could commit and end the lock while the lease still
      * reads valid). An SQL {@code COMMIT} or {@code ROLLBACK} statement executed by the work cannot be told
-     * apart from other SQL: it ends the transaction, and the lock, early; the README says so.
+     * apart from other SQL: it ends the transaction, and the lock, early; docs/ROW-LOCK.md says so.
      */
     public static final class Guarded implements InvocationHandler {
         private static final Set<Class<?>> WRAPPED = Set.of(Statement.class, PreparedStatement.class,
