@@ -218,6 +218,11 @@ public final class CheckCommand implements Callable<Integer> {
         } else {
             throw new IllegalArgumentException("--profile: '" + profile + "' is not quick or standard");
         }
+        Path htmlDir = html == null ? null : html.toAbsolutePath().getParent();
+        if (htmlDir != null && !Files.isDirectory(htmlDir)) {
+            throw new IllegalArgumentException("--html: there is no directory " + htmlDir + " to write "
+                    + html.getFileName() + " in");
+        }
         if (viaCli) {
             return viaCli(quick);
         }

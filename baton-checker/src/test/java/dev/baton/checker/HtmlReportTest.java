@@ -10,6 +10,8 @@ import javax.xml.parsers.DocumentBuilderFactory;
 import javax.xml.xpath.XPathConstants;
 import javax.xml.xpath.XPathFactory;
 import java.io.ByteArrayInputStream;
+import java.io.PrintWriter;
+import java.io.StringWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -117,6 +119,19 @@ class HtmlReportTest {
         assertThat(nodes(doc, "//*[local-name()='path' and @class='stale']").getLength()).isEqualTo(1);
         assertThat(nodes(doc, "//*[local-name()='line' and @class='wait']").getLength()).isEqualTo(4);
         assertThat(text(doc, "//*[local-name()='ol' and @class='violations']")).contains("token 11 granted to both");
+    }
+
+    /** Refused before any scenario runs, not after the whole run when the file is written. */
+    @Test
+    void aFileInADirectoryThatDoesNotExistIsRefusedAtOnce() {
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        Path missing = dir.resolve("no-such-dir").resolve("r.html");
+        int status = CheckCommand.execute(new PrintWriter(out, true), new PrintWriter(err, true), "--url",
+                "jdbc:sqlite:" + dir.resolve("x.db"), "--html", missing.toString());
+        assertThat(status).isEqualTo(CheckCommand.USAGE);
+        assertThat(err.toString()).contains("--html: there is no directory " + missing.getParent() + " to write r.html in");
+        assertThat(out.toString()).isEmpty();
     }
 
     @Test
