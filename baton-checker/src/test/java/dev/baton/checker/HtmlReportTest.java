@@ -1,5 +1,7 @@
 package dev.baton.checker;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.json.JsonMapper;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.w3c.dom.Document;
@@ -137,6 +139,26 @@ class HtmlReportTest {
     @Test
     void escapesWhatItQuotes() {
         assertThat(HtmlReport.esc("<a & 'b'>\"\u0001")).isEqualTo("&lt;a &amp; &#39;b&#39;&gt;&quot; ");
+    }
+
+    /**
+     * For a real run (QuickProfileIT's SQLite run writes both files): the HTML report parses, and has a holder bar
+     * with a token for every grant and a band for every fault the JSON report counts.
+     */
+    static void assertDrawsTheRun(Path html, Path json) throws Exception {
+        JsonNode scenario = JsonMapper.builder().build().readTree(json.toFile()).get("scenarios").get(0);
+        Document doc = DocumentBuilderFactory.newInstance().newDocumentBuilder().parse(html.toFile());
+        NodeList holds = nodes(doc, "//*[local-name()='svg']//*[local-name()='g' and contains(@class,'hold')]");
+        assertThat(holds.getLength()).as("holder bars").isEqualTo(scenario.get("grants").asInt()).isPositive();
+        for (int i = 0; i < holds.getLength(); i++) {
+            Element g = (Element) holds.item(i);
+            assertThat(g.getAttribute("data-token")).as("token of %s", g.getAttribute("data-attempt")).matches("\\d+");
+            assertThat(g.getTextContent()).contains("with token " + g.getAttribute("data-token"));
+        }
+        assertThat(nodes(doc, "//*[local-name()='g' and contains(@class,'fault')]").getLength()).as("fault marks")
+                .isEqualTo(scenario.get("faults").asInt());
+        assertThat(nodes(doc, "//*[local-name()='g' and @class='fault hit']").getLength()).as("faults that hit")
+                .isEqualTo(scenario.get("hits").asInt());
     }
 
     private static NodeList nodes(Document doc, String xpath) throws Exception {
