@@ -12,6 +12,7 @@ import org.openjdk.jmh.runner.options.VerboseMode;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
@@ -23,7 +24,8 @@ import java.util.TreeSet;
 import java.util.stream.Collectors;
 
 /**
- * Runs every workload for every subject in one JVM run and writes a markdown table and a JSON file.
+ * Runs every workload for every subject in one JVM run and writes a markdown table, a JSON file and, for W2,
+ * two PNG charts ({@link Charts}).
  *
  * <pre>
  * java -jar baton-bench.jar [--quick] [--out DIR] [--only ID,ID…] [--workloads w0,w1,w2,w3]
@@ -117,6 +119,16 @@ public final class BenchMain {
         System.out.println();
         System.out.println(markdown);
         log("wrote " + md + " and " + json);
+        try {
+            String subtitle = mode.name() + " run of " + started.truncatedTo(ChronoUnit.SECONDS) + ", "
+                    + mode.w2Seconds() + " s measured per subject";
+            for (Path chart : Charts.write(report.contended, subtitle, out, stamp + "-" + mode.name(),
+                    "latest-" + mode.name())) {
+                log("wrote " + chart);
+            }
+        } catch (Exception | LinkageError e) {
+            log("cannot draw the W2 charts (the tables above are written): " + e);
+        }
 
         List<String> unsafe = report.contended.stream().filter(r -> r.error() == null && !r.safe())
                 .map(Contended.Result::subject).toList();

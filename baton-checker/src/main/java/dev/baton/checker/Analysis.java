@@ -101,6 +101,8 @@ final class Analysis {
     private final Map<String, Integer> violations = new LinkedHashMap<>();
     private final Map<String, String> checkNotes = new LinkedHashMap<>();
     private final List<String> details = new ArrayList<>();
+    /** Every violation found, as {@code (check) detail}: the details keep at most {@value #MAX_DETAILS} per check. */
+    private final List<String> allViolations = new ArrayList<>();
     private final List<String> notes = new ArrayList<>();
     private final Map<String, List<long[]>> faultWindows = new HashMap<>();
     /** Acquisitions (or runOnce calls) that ended in an error, by message with its numbers masked. */
@@ -117,9 +119,30 @@ final class Analysis {
 
     private void violation(String check, String detail) {
         violations.merge(check, 1, Integer::sum);
+        allViolations.add("(" + check + ") " + detail);
         if (details.stream().filter(d -> d.startsWith("(" + check + ")")).count() < MAX_DETAILS) {
             details.add("(" + check + ") " + detail);
         }
+    }
+
+    /** The record analysed, for {@link HtmlReport}. */
+    Scenario.Record record() {
+        return r;
+    }
+
+    /** The acquisition attempts {@link #analyse} rebuilt, in the order they were read. */
+    List<Attempt> attempts() {
+        return List.copyOf(byId.values());
+    }
+
+    /** Every violation {@link #analyse} found, as {@code (check) detail}, none left out. */
+    List<String> allViolations() {
+        return List.copyOf(allViolations);
+    }
+
+    /** Whether a fault hit a holder, after {@link #analyse}. */
+    boolean hit(Scenario.Fault f) {
+        return hitAttempt(f) != null;
     }
 
     private static long ms(long nanos) {

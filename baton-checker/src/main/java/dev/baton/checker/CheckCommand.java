@@ -126,6 +126,11 @@ public final class CheckCommand implements Callable<Integer> {
     @Option(names = "--json", paramLabel = "FILE", description = "Also write the results as JSON to FILE.")
     Path json;
 
+    @Option(names = "--html", paramLabel = "FILE", description = "Also write a self-contained HTML report to FILE:"
+            + " per scenario and lock, a timeline of who waited, who held with which fencing token, where each fault"
+            + " hit, and the violations outlined.")
+    Path html;
+
     @Option(names = "--work-dir", paramLabel = "DIR", description = "Where event logs go (default: a new directory under the temp dir).")
     Path workDir;
 
@@ -214,6 +219,11 @@ public final class CheckCommand implements Callable<Integer> {
         } else {
             throw new IllegalArgumentException("--profile: '" + profile + "' is not quick or standard");
         }
+        Path htmlDir = html == null ? null : html.toAbsolutePath().getParent();
+        if (htmlDir != null && !Files.isDirectory(htmlDir)) {
+            throw new IllegalArgumentException("--html: there is no directory " + htmlDir + " to write "
+                    + html.getFileName() + " in");
+        }
         if (viaCli) {
             return viaCli(quick);
         }
@@ -268,6 +278,7 @@ public final class CheckCommand implements Callable<Integer> {
                 + leaseTime.toMillis() + " ms, " + runTime.toSeconds() + " s per scenario, seed " + baseSeed
                 + ", event logs in " + dir);
         List<Analysis.Result> results = new ArrayList<>();
+        List<String> htmlSections = new ArrayList<>();
         int i = 0;
         for (String u : urls) {
             for (String f : kinds) {
@@ -275,8 +286,12 @@ public final class CheckCommand implements Callable<Integer> {
                         dir.resolve(i + "-" + f), Fence.STRICT, ScenarioSpec.DEFAULT_WORKER_JVM, poolMode,
                         quick ? ScenarioSpec.QUICK_MARGIN : ScenarioSpec.MARGIN);
                 i++;
-                Analysis.Result r = new Analysis(new Scenario(spec).run()).analyse();
+                Analysis analysis = new Analysis(new Scenario(spec).run());
+                Analysis.Result r = analysis.analyse();
                 results.add(r);
+                if (html != null) {
+                    htmlSections.add(HtmlReport.section(analysis, r));
+                }
                 out.print(Secrets.hide(Report.block(r), urls));
                 out.flush();
             }
@@ -289,6 +304,15 @@ public final class CheckCommand implements Callable<Integer> {
                 Files.writeString(json, Secrets.hide(Report.json(results, commandLine), urls), StandardCharsets.UTF_8);
             } catch (IOException e) {
                 err.println("baton check: cannot write " + json + ": " + e.getMessage());
+            }
+        }
+        if (html != null) {
+            try {
+                Files.writeString(html, Secrets.hide(HtmlReport.page(commandLine, htmlSections), urls),
+                        StandardCharsets.UTF_8);
+                out.println("HTML report: " + html);
+            } catch (IOException e) {
+                err.println("baton check: cannot write " + html + ": " + e.getMessage());
             }
         }
         return status(results);
@@ -323,6 +347,9 @@ public final class CheckCommand implements Callable<Integer> {
         }
         if (json != null) {
             throw new IllegalArgumentException("--json: not written with --via-cli yet; its tables are on standard output");
+        }
+        if (html != null) {
+            throw new IllegalArgumentException("--html: not written with --via-cli yet; its tables are on standard output");
         }
         if (!Pool.byId(pool).equals(Pool.DEFAULT)) {
             throw new IllegalArgumentException("--pool: baton run has no pool to choose; leave --pool out with --via-cli");

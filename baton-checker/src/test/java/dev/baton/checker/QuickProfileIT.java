@@ -8,6 +8,8 @@ import org.junit.jupiter.api.io.TempDir;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -25,11 +27,14 @@ class QuickProfileIT {
     @TempDir(cleanup = CleanupMode.ON_SUCCESS)
     Path dir;
 
-    private void check(String url, String faults) {
+    private void check(String url, String faults, String... more) {
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
-        int status = CheckCommand.execute(new PrintWriter(out, true), new PrintWriter(err, true), "--profile", "quick",
-                "--url", url, "--faults", faults, "--seed", "42", "--work-dir", dir.resolve(faults).toString());
+        List<String> args = new ArrayList<>(List.of("--profile", "quick", "--url", url, "--faults", faults, "--seed",
+                "42", "--work-dir", dir.resolve(faults).toString()));
+        args.addAll(List.of(more));
+        int status = CheckCommand.execute(new PrintWriter(out, true), new PrintWriter(err, true),
+                args.toArray(String[]::new));
         System.out.print(out);
         System.err.print(err);
         assertThat(status).as("exit status of baton check on %s (%s); output above", url, faults)
@@ -62,8 +67,12 @@ class QuickProfileIT {
         check("zookeeper://127.0.0.1:2181", "kill,pause,session-kill,partition");
     }
 
+    /** Also writes the HTML report, checked against the JSON one (costs no extra run). */
     @Test
-    void sqlite() {
-        check("jdbc:sqlite:" + dir.resolve("check.db"), "kill");
+    void sqlite() throws Exception {
+        Path html = dir.resolve("report.html");
+        Path json = dir.resolve("report.json");
+        check("jdbc:sqlite:" + dir.resolve("check.db"), "kill", "--html", html.toString(), "--json", json.toString());
+        HtmlReportTest.assertDrawsTheRun(html, json);
     }
 }
