@@ -93,7 +93,8 @@ public final class BatonShedLock {
             taken = new ArrayDeque<>();
             TAKEN.set(taken);
         }
-        taken.removeIf(Grant::taskDone); // unlocked from another thread: forget them here
+        // forget the locks unlocked from another thread, or ended (capped, lost) and never unlocked
+        taken.removeIf(Grant::over);
         taken.addLast(grant);
     }
 

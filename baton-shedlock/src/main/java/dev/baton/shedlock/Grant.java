@@ -23,8 +23,9 @@ final class Grant {
 
     private final String name;
     private final BatonLockProvider provider;
-    private State state = State.NEW;
-    private Lease lease;
+    private volatile State state = State.NEW;
+    /** Set once by start, before the lock is handed out; read without the monitor by the task's token lookups. */
+    private volatile Lease lease;
     /** Monotonic deadlines (System.nanoTime). */
     private long capAt;
     private long keepUntil;
@@ -76,12 +77,17 @@ final class Grant {
         return name;
     }
 
-    synchronized long token() {
+    long token() {
         return lease.fencingToken();
     }
 
     boolean taskDone() {
         return taskDone;
+    }
+
+    /** Whether the task gave it back or the lock ended without it (capped, lost): nothing to keep on its thread. */
+    boolean over() {
+        return taskDone || state == State.ENDED;
     }
 
     /** Called by the holding task's unlock: release now, or keep until lockAtLeastFor has passed. */

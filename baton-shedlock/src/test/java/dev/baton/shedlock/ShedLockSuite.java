@@ -2,6 +2,7 @@ package dev.baton.shedlock;
 
 import dev.baton.Lease;
 import net.javacrumbs.shedlock.core.DefaultLockingTaskExecutor;
+import net.javacrumbs.shedlock.core.ExtensibleLockProvider;
 import net.javacrumbs.shedlock.core.LockConfiguration;
 import net.javacrumbs.shedlock.core.SimpleLock;
 import net.javacrumbs.shedlock.test.support.AbstractExtensibleLockProviderIntegrationTest;
@@ -43,7 +44,7 @@ abstract class ShedLockSuite extends AbstractExtensibleLockProviderIntegrationTe
     }
 
     @Override
-    protected BatonLockProvider getLockProvider() {
+    protected ExtensibleLockProvider getLockProvider() {
         return backend().provider;
     }
 
