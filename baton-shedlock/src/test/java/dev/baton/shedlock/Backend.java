@@ -9,6 +9,9 @@ import dev.baton.memory.InMemoryLocks;
 import dev.baton.redis.RedisLocks;
 import dev.baton.testkit.TestServers;
 import dev.baton.zookeeper.ZooKeeperLocks;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.RetryOneTime;
 
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -89,7 +92,15 @@ final class Backend implements AutoCloseable {
         TestServers.requireZooKeeper();
         String root = "/" + unique();
         return new Backend(() -> ZooKeeperLocks.builder("127.0.0.1:2181").rootPath(root).leaseTime(LEASE).build(),
-                () -> { });
+                () -> {
+                    try (CuratorFramework curator = CuratorFrameworkFactory.newClient("127.0.0.1:2181",
+                            new RetryOneTime(100))) {
+                        curator.start();
+                        curator.delete().deletingChildrenIfNeeded().forPath(root);
+                    } catch (Exception e) {
+                        throw new IllegalStateException("could not delete the test's ZooKeeper nodes under " + root, e);
+                    }
+                });
     }
 
     @Override
