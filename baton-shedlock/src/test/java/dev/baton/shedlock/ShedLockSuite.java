@@ -1,0 +1,101 @@
+package dev.baton.shedlock;
+
+import dev.baton.Lease;
+import net.javacrumbs.shedlock.core.DefaultLockingTaskExecutor;
+import net.javacrumbs.shedlock.core.ExtensibleLockProvider;
+import net.javacrumbs.shedlock.core.LockConfiguration;
+import net.javacrumbs.shedlock.core.SimpleLock;
+import net.javacrumbs.shedlock.test.support.AbstractExtensibleLockProviderIntegrationTest;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Optional;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.atomic.AtomicLong;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+/**
+ * ShedLock's own suite ({@code shedlock-test-support}) on a Baton backend, plus what Baton adds: fencing tokens seen
+ * by the task, and lockAtLeastFor that outlives the client's lease time. The checks ask a second client, so "locked"
+ * means another process is excluded.
+ */
+abstract class ShedLockSuite extends AbstractExtensibleLockProviderIntegrationTest {
+
+    protected abstract Backend backend();
+
+    /**
+     * Whether ShedLock's fuzz test (8 threads, 800 grants; 14 to 35 s per backend) runs here. The default build runs
+     * it on PostgreSQL only, to keep the build short; {@code -Dbaton.shedlock.fuzz=all} runs it on every backend.
+     */
+    protected boolean fuzzByDefault() {
+        return false;
+    }
+
+    @Override
+    @Test
+    public void fuzzTestShouldPass() throws ExecutionException, InterruptedException {
+        assumeTrue(fuzzByDefault() || "all".equals(System.getProperty("baton.shedlock.fuzz")),
+                "ShedLock's fuzz test runs on PostgreSQL in the default build; -Dbaton.shedlock.fuzz=all runs it here");
+        super.fuzzTestShouldPass();
+    }
+
+    @Override
+    protected ExtensibleLockProvider getLockProvider() {
+        return backend().provider;
+    }
+
+    @Override
+    protected void assertLocked(String lockName) {
+        Optional<Lease> other = backend().observer.lock(lockName).tryAcquire();
+        other.ifPresent(Lease::close);
+        assertThat(other).as("another client must not get '%s'", lockName).isEmpty();
+    }
+
+    @Override
+    protected void assertUnlocked(String lockName) {
+        Optional<Lease> other = backend().observer.lock(lockName).tryAcquire();
+        other.ifPresent(Lease::close);
+        assertThat(other).as("another client must get '%s'", lockName).isPresent();
+    }
+
+    @Test
+    void theTaskSeesAFencingTokenThatGrowsWithEveryGrant() {
+        DefaultLockingTaskExecutor executor = new DefaultLockingTaskExecutor(getLockProvider());
+        LockConfiguration config = new LockConfiguration(Instant.now(), LOCK_NAME1, Duration.ofSeconds(30), Duration.ZERO);
+        AtomicLong first = new AtomicLong();
+        AtomicLong second = new AtomicLong();
+        executor.executeWithLock((Runnable) () -> first.set(BatonShedLock.currentToken()), config);
+        long between;
+        try (Lease other = backend().observer.lock(LOCK_NAME1).tryAcquire().orElseThrow()) {
+            between = other.fencingToken();
+        }
+        executor.executeWithLock((Runnable) () -> {
+            BatonShedLock.checkValid();
+            second.set(BatonShedLock.currentToken());
+        }, config);
+        assertThat(between).isGreaterThan(first.get());
+        assertThat(second.get()).isGreaterThan(between);
+    }
+
+    @Test
+    void lockAtLeastForOutlivesTheLeaseTimeAndThenEnds() throws InterruptedException {
+        Duration atLeast = Backend.LEASE.multipliedBy(2);
+        SimpleLock lock = getLockProvider().lock(lockConfig(LOCK_NAME1, Duration.ofSeconds(30), atLeast)).orElseThrow();
+        long unlockedAt = System.nanoTime();
+        lock.unlock();
+        // past a whole lease time after the unlock: still held (renewed), by this provider and for everyone else
+        Thread.sleep(Backend.LEASE.plusMillis(300).toMillis());
+        assertThat(getLockProvider().lock(lockConfig(LOCK_NAME1))).isEmpty();
+        assertLocked(LOCK_NAME1);
+        await().atMost(atLeast.plusSeconds(3)).pollInterval(Duration.ofMillis(50))
+                .until(() -> backend().observer.lock(LOCK_NAME1).tryAcquire().map(l -> {
+                    l.close();
+                    return true;
+                }).orElse(false));
+        assertThat(Duration.ofNanos(System.nanoTime() - unlockedAt)).isGreaterThanOrEqualTo(atLeast);
+    }
+}
