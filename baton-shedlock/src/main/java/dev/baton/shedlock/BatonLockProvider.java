@@ -87,6 +87,10 @@ public final class BatonLockProvider implements ExtensibleLockProvider, AutoClos
         if (timer.isShutdown()) {
             throw new IllegalStateException("BatonLockProvider is closed: cannot lock '" + name + "'");
         }
+        Grant previous = active.get(name);
+        if (previous != null) {
+            previous.endIfDue(); // its time is up even if the timer thread has not run yet
+        }
         long start = System.nanoTime();
         Grant grant = new Grant(name, this);
         if (active.putIfAbsent(name, grant) != null) {
@@ -134,6 +138,13 @@ public final class BatonLockProvider implements ExtensibleLockProvider, AutoClos
 
     ScheduledExecutorService timer() {
         return timer;
+    }
+
+    /** Releases now every lock whose lockAtMostFor or lockAtLeastFor has passed (the timer does it too). */
+    void releaseDue() {
+        for (Grant grant : active.values()) {
+            grant.endIfDue();
+        }
     }
 
     void forget(String name, Grant grant) {

@@ -112,6 +112,25 @@ final class Grant {
         end("unlocked", true);
     }
 
+    /**
+     * Ends the grant now if its {@code lockAtMostFor} (held) or {@code lockAtLeastFor} (kept) has passed, so that
+     * a release that is due never waits for the timer thread to be scheduled.
+     */
+    void endIfDue() {
+        String reason = null;
+        synchronized (this) {
+            long now = System.nanoTime();
+            if (state == State.HELD && now - capAt >= 0) {
+                reason = "lockAtMostFor passed";
+            } else if (state == State.KEPT && now - keepUntil >= 0) {
+                reason = "lockAtLeastFor passed";
+            }
+        }
+        if (reason != null) {
+            end(reason, false);
+        }
+    }
+
     /** Extends a held lock: true if the lease is confirmed held and both durations restart from now. */
     boolean extend(Duration atMost, Duration atLeast) {
         String failure;

@@ -68,6 +68,32 @@ class BatonLockProviderTest {
     }
 
     @Test
+    void aLockWhoseLockAtMostForPassedIsFreeEvenBeforeTheTimerThreadRuns() throws Exception {
+        java.util.concurrent.CountDownLatch timerFree = new java.util.concurrent.CountDownLatch(1);
+        provider.timer().execute(() -> { // the timer thread is busy (as under load): its release cannot run yet
+            try {
+                timerFree.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        try {
+            provider.lock(config("due", Duration.ofMillis(20), Duration.ZERO)).orElseThrow();
+            Thread.sleep(60); // lockAtMostFor has passed by the monotonic clock; nothing else is awaited
+            assertThat(provider.lock(config("due", Duration.ofSeconds(5), Duration.ZERO)))
+                    .as("the same provider locks it again once lockAtMostFor has passed").isPresent()
+                    .get().satisfies(SimpleLock::unlock);
+            SimpleLock kept = provider.lock(config("kept", Duration.ofSeconds(5), Duration.ofMillis(20))).orElseThrow();
+            kept.unlock();
+            Thread.sleep(60); // lockAtLeastFor has passed
+            provider.releaseDue();
+            assertThat(otherGets("kept")).as("another client gets it once lockAtLeastFor has passed").isTrue();
+        } finally {
+            timerFree.countDown();
+        }
+    }
+
+    @Test
     void extendKeepsTheTokenAndUnlockThenRefusesAReuse() {
         SimpleLock lock = provider.lock(config("ext", Duration.ofSeconds(10), Duration.ZERO)).orElseThrow();
         long token = BatonShedLock.currentToken();
