@@ -81,8 +81,8 @@ import java.util.Set;
  *   <li>Idempotent calls (renew, release, confirm) are made again at once if the pool handed out a dead
  *       connection, or (a few times) if a REPEATABLE READ pool default made a statement fail with 40001.</li>
  * </ol>
- * The SQL of each dialect is in its {@link LeaseTable}: {@link PostgresLeaseTable}, {@link MySqlFamilyLeaseTable}
- * (MariaDB, MySQL), {@link SqliteLeaseTable}.
+ * The SQL of each dialect is in its {@link LeaseTable}: {@link PostgresLeaseTable}, {@link MariaDbLeaseTable},
+ * {@link MySqlLeaseTable} (both on {@link MySqlFamilyLeaseTable}), {@link SqliteLeaseTable}.
  *
  * <p>A driver error becomes a {@link LockBackendException} naming the backend and operation.
  * Connections that failed mid-statement are closed by the pool (HikariCP evicts on SQL state class 08 and
