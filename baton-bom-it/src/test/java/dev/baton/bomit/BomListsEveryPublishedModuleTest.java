@@ -15,9 +15,9 @@ import org.w3c.dom.NodeList;
 
 /**
  * A published module (one whose POM does not set {@code maven.deploy.skip}) must be in baton-bom, in this module's
- * dependencies (so invoker:install gives it to the projects under src/it) and in src/it/all-modules (so it is tested
- * together with every other); a module that is not published must be in none of them. And the BOM's Netty is the
- * one the reactor builds and tests with.
+ * dependencies (so invoker:install gives it to the projects under src/it) and in src/it/users/all-modules (so it is
+ * tested together with every other); a module that is not published must be in none of them. And the BOM's Netty is
+ * the one the reactor builds and tests with.
  */
 class BomListsEveryPublishedModuleTest {
 
@@ -48,9 +48,9 @@ class BomListsEveryPublishedModuleTest {
                 .as("dev.baton dependencies of baton-bom-it/pom.xml (what invoker:install provides), one line per"
                         + " published module")
                 .isEqualTo(published);
-        assertThat(batonArtifacts(child(pom(ROOT.resolve("baton-bom-it/src/it/all-modules/pom.xml"))
+        assertThat(batonArtifacts(child(pom(ROOT.resolve("baton-bom-it/src/it/users/all-modules/pom.xml"))
                         .getDocumentElement(), "dependencies")))
-                .as("dev.baton dependencies of baton-bom-it/src/it/all-modules/pom.xml, one line per published"
+                .as("dev.baton dependencies of baton-bom-it/src/it/users/all-modules/pom.xml, one line per published"
                         + " module")
                 .isEqualTo(published);
     }
