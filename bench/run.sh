@@ -10,6 +10,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/start-servers.sh
-mvn -q -B -ntp install -DskipTests -pl baton-core,baton-jdbc,baton-redis,baton-zookeeper -am
+mvn -q -B -ntp install -DskipTests -Dmaven.javadoc.skip=true -Dmaven.source.skip=true -pl baton-core,baton-jdbc,baton-redis,baton-zookeeper -am
 mvn -q -B -ntp -f baton-bench/pom.xml package -DskipTests
 exec java -Xmx2g -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -jar baton-bench/target/baton-bench.jar "$@"
