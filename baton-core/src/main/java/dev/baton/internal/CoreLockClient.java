@@ -609,8 +609,11 @@ public final class CoreLockClient implements LockClient {
                 if (stepped != null) {
                     // renewed on the server, but its grant had less time left there than this client counted on:
                     // the server may end grants before their local deadlines, so this one is not trusted any more.
-                    // The server keeps it for one lease at most, or until the lease is closed (a release).
-                    h.markLost(stepped, null);
+                    // The server would keep it for a whole lease, held by nobody: a backend that clears lost grants
+                    // does so now (else it ends there with its lease, or when the lease is closed).
+                    if (h.markLost(stepped, null)) {
+                        clearLost(h);
+                    }
                 } else if (renewed.contains(h.key)) {
                     h.extendDeadline(deadline);
                 } else if (h.state() == Hold.State.HELD) {

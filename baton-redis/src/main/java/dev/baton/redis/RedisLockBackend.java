@@ -13,6 +13,7 @@ import dev.baton.spi.NotifiesReleases;
 import dev.baton.spi.ReadWriteModes;
 import dev.baton.spi.ReleaseListener;
 import dev.baton.spi.ReportsTimeLeft;
+import dev.baton.spi.ClearsLostGrants;
 import dev.baton.spi.WaitingQueue;
 import io.lettuce.core.KeyScanCursor;
 import io.lettuce.core.RedisClient;
@@ -77,7 +78,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * (4 a second), however many of its threads wait; nothing for a client that waits for nothing.
  */
 final class RedisLockBackend implements NotifiesReleases, ConfirmsGrants, ReadWriteModes, WaitingQueue,
-        ReportsTimeLeft {
+        ReportsTimeLeft, ClearsLostGrants {
     private static final Logger log = LoggerFactory.getLogger(RedisLockBackend.class);
     /**
      * How long a place in line (or a writer's claim) lives after its client's last heartbeat or attempt: what a dead
@@ -644,6 +645,34 @@ final class RedisLockBackend implements NotifiesReleases, ConfirmsGrants, ReadWr
             return n != null && n == 1L;
         } catch (RedisException e) {
             throw failed(what, e);
+        }
+    }
+
+    /**
+     * A grant the core declared lost (its renewal found less time left than the client counted on, or its deadline
+     * passed): its key may live on for a whole lease, held by nobody. Sent in the background with the holder's own
+     * release script, which deletes the key only if it still holds this owner and token (never a later holder's),
+     * and hands the lock to the head of its line. If Redis cannot be reached, the key ends with its expiry.
+     */
+    @Override
+    public void lost(LeaseKey lease) {
+        ScheduledExecutorService beat = heartbeat;
+        Runnable clear = () -> {
+            try {
+                release(lease);
+            } catch (RuntimeException e) {
+                log.debug("clearing lost grant '{}' (token {}) failed; it ends with its expiry", lease.name(),
+                        lease.token(), e);
+            }
+        };
+        try {
+            if (beat != null) {
+                beat.execute(clear);
+            } else {
+                CompletableFuture.runAsync(clear);
+            }
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            // closing: the key ends with its expiry
         }
     }
 
