@@ -12,6 +12,7 @@ import dev.baton.LockInterruptedException;
 import dev.baton.LockLostException;
 import dev.baton.LockNames;
 import dev.baton.LockTimeoutException;
+import dev.baton.NothingGrantedException;
 import dev.baton.spi.AcquireRequest;
 import dev.baton.spi.AcquireResult;
 import dev.baton.spi.AnnouncesTurns;
@@ -308,6 +309,8 @@ public final class CoreLockClient implements LockClient {
      *       from minPollInterval to maxPollInterval, with jitter), the backend's {@link AcquireResult.Busy#nextTry}
      *       hint for the head of its line, or the deadline, whichever comes first. Back to step 3.</li>
      * </ol>
+     * An attempt (step 3 or 5) that failed with a {@link NothingGrantedException} (nothing was granted, for sure) is
+     * tried again after the backoff until the deadline; any other failure ends the acquisition.
      * Between steps the loop checks that the client is open and, unless interrupts are deferred, the interrupt
      * flag. Whenever it ends without a grant after a busy answer — timeout, interruption, closing, a failure — a
      * {@link WaitingQueue} backend is told to withdraw the waiter's place (closing: the backend's close does it).
@@ -353,7 +356,13 @@ public final class CoreLockClient implements LockClient {
                     checkInterrupt();
                     waiter.drain();
                     long sent = now();
-                    AcquireResult result = backend.tryAcquire(request);           // step 3
+                    AcquireResult result;
+                    try {
+                        result = backend.tryAcquire(request);                      // step 3
+                    } catch (NothingGrantedException e) {
+                        waitAfterRefusal(waiter, e);
+                        continue;
+                    }
                     if (result instanceof AcquireResult.Granted grant) {
                         granted = true;
                         return Optional.of(grant(holdKey, request.owner(), grant, sent));
@@ -368,8 +377,13 @@ public final class CoreLockClient implements LockClient {
                     }
                     if (backend instanceof BlockingWait blocking) {                // step 5
                         sent = now();
-                        BlockingWait.Outcome outcome = blocking.awaitGrant(request,
-                                Duration.ofNanos(Math.min(left, BLOCKING_SLICE_NANOS)));
+                        BlockingWait.Outcome outcome;
+                        try {
+                            outcome = blocking.awaitGrant(request, Duration.ofNanos(Math.min(left, BLOCKING_SLICE_NANOS)));
+                        } catch (NothingGrantedException e) {
+                            waitAfterRefusal(waiter, e);
+                            continue;
+                        }
                         if (outcome instanceof BlockingWait.Outcome.Decided decided) {
                             if (decided.result() instanceof AcquireResult.Granted grant) {
                                 granted = true;
@@ -434,6 +448,31 @@ public final class CoreLockClient implements LockClient {
 
         private long timeLeft() {
             return options.forever() ? Long.MAX_VALUE : options.maxWaitNanos() - (now() - start);
+        }
+
+        /**
+         * An attempt failed but certainly granted nothing (not sent while disconnected, refused before any write): a
+         * waiting acquire tries again after its backoff (or a wake-up, such as the backend's reconnect) until its
+         * deadline, and throws the error only when no time is left; a try-once throws it at once. An error whose
+         * outcome is unknown is never retried here: it ends the acquisition as before.
+         */
+        private void waitAfterRefusal(WakeBoard.Waiter waiter, NothingGrantedException e) {
+            long left = timeLeft();
+            if (!options.waits() || left <= 0) {
+                throw e;
+            }
+            log.debug("acquire of '{}' granted nothing ({}); trying again until the wait's deadline", name,
+                    e.getMessage());
+            long jittered = backoff / 2 + ThreadLocalRandom.current().nextLong(backoff / 2 + 1);
+            backoff = Math.min(backoff * 2, maxPoll);
+            try {
+                waiter.await(Math.min(jittered, left), interruptible);
+            } catch (InterruptedException ie) {
+                throw interrupted(name, start);
+            }
+            if (!interruptible && Thread.interrupted()) {
+                deferredInterrupt = true;
+            }
         }
 
         /** Step 6. */

@@ -2,6 +2,7 @@ package dev.baton.redis;
 
 import dev.baton.ForcedRelease;
 import dev.baton.LockBackendException;
+import dev.baton.NothingGrantedException;
 import dev.baton.LockConfigurationException;
 import dev.baton.LockInfo;
 import dev.baton.spi.AcquireRequest;
@@ -341,6 +342,11 @@ final class RedisLockBackend implements NotifiesReleases, ConfirmsGrants, ReadWr
         String lease = Long.toString(Math.max(1, request.leaseTime().toMillis()));
         boolean waits = request.patience() == AcquireRequest.Patience.WAIT;
         String wait = waits ? "1" : "0";
+        if (!connection.isOpen()) {
+            throw new NothingGrantedException(description, "acquire of '" + request.name() + "' was not sent: the"
+                    + " connection to Redis is down (reconnecting) and lock commands are not queued while"
+                    + " disconnected; nothing was granted", null);
+        }
         sendPendingCleanup(request);
         long floor = seen.highest(request.name());
         String seenToken = Long.toString(floor);
@@ -361,7 +367,7 @@ final class RedisLockBackend implements NotifiesReleases, ConfirmsGrants, ReadWr
             String refusal = definiteRefusal(e);
             if (refusal != null) {
                 places.remove(new Place(request.name(), request.mode(), request.owner()));
-                throw new LockBackendException(description, "acquire of '" + request.name() + "' " + refusal, e);
+                throw new NothingGrantedException(description, "acquire of '" + request.name() + "' " + refusal, e);
             }
             // a timeout or a dropped connection: the script may have run. Undo whatever it granted this owner.
             abandon(request, k);
@@ -523,7 +529,7 @@ final class RedisLockBackend implements NotifiesReleases, ConfirmsGrants, ReadWr
             }
             if (!connection.isOpen()) {
                 cleanups.put(place, cleanup);
-                throw new LockBackendException(description, "acquire of '" + request.name() + "' was not sent: the"
+                throw new NothingGrantedException(description, "acquire of '" + request.name() + "' was not sent: the"
                         + " connection to Redis is down (reconnecting), and the clean-up of an earlier acquire with"
                         + " an unknown outcome is still to be sent", null);
             }
@@ -533,7 +539,7 @@ final class RedisLockBackend implements NotifiesReleases, ConfirmsGrants, ReadWr
         try {
             await(sent, "clean-up of an earlier acquire of '" + request.name() + "'");
         } catch (RedisException e) {
-            throw new LockBackendException(description, "acquire of '" + request.name() + "' was not sent: the"
+            throw new NothingGrantedException(description, "acquire of '" + request.name() + "' was not sent: the"
                     + " clean-up of an earlier acquire with an unknown outcome failed (" + e.getMessage() + ")", e);
         }
     }
@@ -896,6 +902,8 @@ final class RedisLockBackend implements NotifiesReleases, ConfirmsGrants, ReadWr
             } finally {
                 if (ownsClient) {
                     client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+                    // created with resources of its own (a bounded reconnect delay), which its shutdown leaves open
+                    client.getResources().shutdown(0, 2, TimeUnit.SECONDS);
                 }
             }
         }
