@@ -9,6 +9,7 @@ import dev.baton.LockInterruptedException;
 import dev.baton.LockLostException;
 import dev.baton.LockNames;
 import dev.baton.LockTimeoutException;
+import dev.baton.NothingGrantedException;
 import dev.baton.checker.Durations;
 import dev.baton.jdbc.Strategy;
 import dev.baton.jdbc.StrategyConflictException;
@@ -39,7 +40,10 @@ import java.util.concurrent.TimeoutException;
  *
  * <ol>
  *   <li>Acquire the lock, waiting at most {@code --wait} (default: as long as it takes), saying on stderr
- *       who holds it when it is taken, and again every minute (unless {@code --quiet}).</li>
+ *       who holds it when it is taken, and again every minute (unless {@code --quiet}). An attempt that could not
+ *       reach the server and so granted nothing ({@link NothingGrantedException}) does not end the wait: the
+ *       library tries again until {@code --wait} has passed (exit 69 only if the server is still unreachable
+ *       then; at once with {@code --wait 0}).</li>
  *   <li>Start the command in a process group of its own under a supervisor ({@link CommandGroup}) with
  *       standard input, output and error inherited, and {@code BATON_LOCK} and {@code BATON_FENCING_TOKEN}
  *       in its environment. The library renews the lease while it runs. If {@code baton} dies, even by
@@ -75,7 +79,7 @@ import java.util.concurrent.TimeoutException;
         exitCodeList = {
                 "N:the command's status (128+signal if a signal ended it)",
                 "64:bad arguments or URL, or a lock name used with the other --strategy in that table",
-                "69:database unreachable",
+                "69:database unreachable (while waiting: still unreachable when --wait ended)",
                 "70:internal error",
                 "75:lock not acquired within --wait (or --conflict-exit-code)",
                 "76:lease lost while the command ran (or --conflict-exit-code)",
@@ -241,22 +245,33 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
                 wait == null ? "until acquired" : Durations.format(wait), Durations.format(lease));
         long start = System.nanoTime();
         try {
-            LockTimeoutException busy;
+            // the last answer: the lock is busy, or (null) the server could not be asked and granted nothing
+            LockTimeoutException busy = null;
+            NothingGrantedException unreachable = null;
             try {
                 return lock.acquire(Duration.ZERO);
             } catch (LockTimeoutException e) {
                 busy = e;
+            } catch (NothingGrantedException e) {
+                if (wait != null && wait.isZero()) {
+                    throw e;
+                }
+                unreachable = e; // the library keeps trying within each slice until it can ask the server
             }
             while (true) {
                 Duration left = wait == null ? WAIT_NOTICE_EVERY
                         : wait.minusNanos(System.nanoTime() - start);
                 if (left.isNegative() || left.isZero()) {
+                    if (busy == null) {
+                        throw unreachable;
+                    }
                     err.println("baton: " + notAcquired(busy, open, backend));
                     return null;
                 }
                 if (!quiet) {
-                    err.println("baton: waiting for lock '" + lockName + "': " + holder(busy, open) + " on "
-                            + backend);
+                    err.println("baton: waiting for lock '" + lockName + "': " + (busy != null
+                            ? holder(busy, open) + " on " + backend
+                            : "cannot ask the server now, trying again (" + unreachable.getMessage() + ")"));
                     err.flush();
                 }
                 Duration slice = left.compareTo(WAIT_NOTICE_EVERY) < 0 ? left : WAIT_NOTICE_EVERY;
@@ -264,6 +279,9 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
                     return lock.acquire(slice);
                 } catch (LockTimeoutException e) {
                     busy = e;
+                } catch (NothingGrantedException e) {
+                    busy = null; // the slice ended while the server could not be reached; nothing was granted
+                    unreachable = e;
                 }
             }
         } catch (LockInterruptedException e) {

@@ -617,6 +617,68 @@ class BatonRunIT {
     }
 
     /**
+     * A pause of {@code baton} longer than its lease (a long GC pause, a stalled container) while the server kept
+     * the grant (the session strategy: the lock lives as long as the database session): the lease's local deadline
+     * passed, but the server still shows the grant when {@code baton} runs again, so the lease was never lost and
+     * the command (still running) finishes under it: its status, not 76.
+     */
+    @Test
+    void aPausedBatonWhoseSessionKeptTheLockIsNotReportedLost() throws Exception {
+        requireServer("PostgreSQL", 5432);
+        String lock = uniqueLock("paused-session");
+        Path started = dir.resolve("started-" + UUID.randomUUID());
+        Path go = dir.resolve("go-" + UUID.randomUUID());
+        Baton b = start("run", "--strategy", "session", "--lease", "500ms", "--lock", lock, "--url", PG, "--", "sh",
+                "-c", "touch '" + started + "'; while [ ! -e '" + go + "' ]; do sleep 0.05; done; exit 3");
+        awaitFile(started, b);
+        pauseLongerThanTheLease(b.process().pid());
+        Files.createFile(go);
+        assertThat(b.awaitExit(EXIT_TIMEOUT)).as("stderr: %s", b.err()).isEqualTo(3);
+        assertThat(b.err()).doesNotContain("lost");
+    }
+
+    /**
+     * The command ends while {@code baton} is paused for longer than its lease and the server keeps the grant:
+     * {@code baton} sees the end only when it runs again, after the local deadline; the command ran entirely under
+     * the lease, so its status, not 76.
+     */
+    @Test
+    void aCommandThatEndedWhileBatonWasPausedIsNotReportedLost() throws Exception {
+        requireServer("PostgreSQL", 5432);
+        String lock = uniqueLock("ended-paused");
+        Path started = dir.resolve("started-" + UUID.randomUUID());
+        Path go = dir.resolve("go-" + UUID.randomUUID());
+        Path done = dir.resolve("done-" + UUID.randomUUID());
+        Baton b = start("run", "--strategy", "session", "--lease", "500ms", "--lock", lock, "--url", PG, "--", "sh",
+                "-c", "touch '" + started + "'; while [ ! -e '" + go + "' ]; do sleep 0.05; done; touch '" + done
+                        + "'; exit 3");
+        awaitFile(started, b);
+        long pid = b.process().pid();
+        kill("STOP", pid);
+        try {
+            awaitState(pid, 'T');
+            Files.createFile(go);
+            awaitFile(done, null);
+            Thread.sleep(1500); // past the local deadline (lease 500 ms) while stopped
+        } finally {
+            kill("CONT", pid);
+        }
+        assertThat(b.awaitExit(EXIT_TIMEOUT)).as("stderr: %s", b.err()).isEqualTo(3);
+        assertThat(b.err()).doesNotContain("lost");
+    }
+
+    /** SIGSTOP for three lease times (500 ms), then SIGCONT. */
+    private static void pauseLongerThanTheLease(long pid) throws Exception {
+        kill("STOP", pid);
+        try {
+            awaitState(pid, 'T');
+            Thread.sleep(1500);
+        } finally {
+            kill("CONT", pid);
+        }
+    }
+
+    /**
      * SIGSTOPs the process at a moment it holds no database transaction on the lock's row (else the second
      * baton would wait for the frozen one's row lock, or SQLite's write lock): stop, probe, and if the row is
      * locked, continue and try again.

@@ -12,6 +12,7 @@ import dev.baton.LockInterruptedException;
 import dev.baton.LockLostException;
 import dev.baton.LockNames;
 import dev.baton.LockTimeoutException;
+import dev.baton.NothingGrantedException;
 import dev.baton.spi.AcquireRequest;
 import dev.baton.spi.AcquireResult;
 import dev.baton.spi.AnnouncesTurns;
@@ -64,6 +65,13 @@ import java.util.function.Supplier;
  * margin covers: over a {@link ReportsTimeLeft} backend each renewal also checks that the server still had at least
  * until the deadline left on the grant, else the lease is lost at once (see {@link #renewAll}).
  *
+ * <p>A passed deadline over a backend that {@link ConfirmsGrants confirms grants}: if no renewal of the lease failed
+ * (this process was paused, by a long GC or a stopped container, or a renewal is late), the passed deadline is only
+ * uncertain: the lease is not valid, and it is renewed once more, on a thread of its own, before anything calls it
+ * lost. Renewed (the server still showed the grant, owner and token, and extended it): valid again. Not renewed, or
+ * the server could not be asked, or no answer within half the lease time (at least 250 ms, at most 1 s): lost. A
+ * lease whose renewal failed is lost at its deadline, as over every other backend.
+ *
  * <p>Over a backend that {@link ReportsSessionState reports its session's state}: a suspended session makes every
  * held lease uncertain (not valid, not lost, its deadline still running); a resumed one has each uncertain lease
  * confirmed on the renewer thread (valid again, or lost); a lost session loses every lease once.
@@ -82,6 +90,10 @@ public final class CoreLockClient implements LockClient {
     private final ConcurrentHashMap<HoldKey, Hold> holds = new ConcurrentHashMap<>();
     private final ScheduledExecutorService renewer;
     private final ScheduledExecutorService watchdog;
+    /** Renews leases whose deadline passed without a failed renewal (see the class comment). */
+    private final java.util.concurrent.ExecutorService confirmer;
+    /** How long such a renewal may take before the lease is lost all the same. */
+    private final long overdueBoundNanos;
     /** How long a grant or renewal keeps a lease valid after its request was sent: lease time less drift margin. */
     private final long validityNanos;
     private volatile boolean closed;
@@ -101,6 +113,9 @@ public final class CoreLockClient implements LockClient {
         this.validityNanos = settings.localValidity().toNanos();
         this.renewer = Executors.newSingleThreadScheduledExecutor(daemon("baton-renewer"));
         this.watchdog = Executors.newSingleThreadScheduledExecutor(daemon("baton-watchdog"));
+        this.confirmer = Executors.newSingleThreadExecutor(daemon("baton-confirmer"));
+        this.overdueBoundNanos = Math.max(TimeUnit.MILLISECONDS.toNanos(250),
+                Math.min(settings.leaseTime().toNanos() / 2, TimeUnit.SECONDS.toNanos(1)));
         if (backend instanceof NotifiesReleases notifying) {
             notifying.listen(new ReleaseListener() {
                 @Override
@@ -294,6 +309,8 @@ public final class CoreLockClient implements LockClient {
      *       from minPollInterval to maxPollInterval, with jitter), the backend's {@link AcquireResult.Busy#nextTry}
      *       hint (when to look again, for a waiter the server will not wake), or the deadline, whichever comes first. Back to step 3.</li>
      * </ol>
+     * An attempt (step 3 or 5) that failed with a {@link NothingGrantedException} (nothing was granted, for sure) is
+     * tried again after the backoff until the deadline; any other failure ends the acquisition.
      * Between steps the loop checks that the client is open and, unless interrupts are deferred, the interrupt
      * flag. Whenever it ends without a grant after a busy answer — timeout, interruption, closing, a failure — a
      * {@link WaitingQueue} backend is told to withdraw the waiter's place (closing: the backend's close does it).
@@ -339,7 +356,13 @@ public final class CoreLockClient implements LockClient {
                     checkInterrupt();
                     waiter.drain();
                     long sent = now();
-                    AcquireResult result = backend.tryAcquire(request);           // step 3
+                    AcquireResult result;
+                    try {
+                        result = backend.tryAcquire(request);                      // step 3
+                    } catch (NothingGrantedException e) {
+                        waitAfterRefusal(waiter, e);
+                        continue;
+                    }
                     if (result instanceof AcquireResult.Granted grant) {
                         granted = true;
                         return Optional.of(grant(holdKey, request.owner(), grant, sent));
@@ -354,8 +377,13 @@ public final class CoreLockClient implements LockClient {
                     }
                     if (backend instanceof BlockingWait blocking) {                // step 5
                         sent = now();
-                        BlockingWait.Outcome outcome = blocking.awaitGrant(request,
-                                Duration.ofNanos(Math.min(left, BLOCKING_SLICE_NANOS)));
+                        BlockingWait.Outcome outcome;
+                        try {
+                            outcome = blocking.awaitGrant(request, Duration.ofNanos(Math.min(left, BLOCKING_SLICE_NANOS)));
+                        } catch (NothingGrantedException e) {
+                            waitAfterRefusal(waiter, e);
+                            continue;
+                        }
                         if (outcome instanceof BlockingWait.Outcome.Decided decided) {
                             if (decided.result() instanceof AcquireResult.Granted grant) {
                                 granted = true;
@@ -385,6 +413,7 @@ public final class CoreLockClient implements LockClient {
             if (existing.isUncertain()) {
                 confirm(existing); // its session was suspended: ask the server before adding a hold
             }
+            settleOverdue(existing);
             LockLostException invalid = existing.invalidReason(now());
             if (invalid == null && existing.tryAddHold()) {
                 return new LeaseHandle(CoreLockClient.this, existing);
@@ -419,6 +448,31 @@ public final class CoreLockClient implements LockClient {
 
         private long timeLeft() {
             return options.forever() ? Long.MAX_VALUE : options.maxWaitNanos() - (now() - start);
+        }
+
+        /**
+         * An attempt failed but certainly granted nothing (not sent while disconnected, refused before any write): a
+         * waiting acquire tries again after its backoff (or a wake-up, such as the backend's reconnect) until its
+         * deadline, and throws the error only when no time is left; a try-once throws it at once. An error whose
+         * outcome is unknown is never retried here: it ends the acquisition as before.
+         */
+        private void waitAfterRefusal(WakeBoard.Waiter waiter, NothingGrantedException e) {
+            long left = timeLeft();
+            if (!options.waits() || left <= 0) {
+                throw e;
+            }
+            log.debug("acquire of '{}' granted nothing ({}); trying again until the wait's deadline", name,
+                    e.getMessage());
+            long jittered = backoff / 2 + ThreadLocalRandom.current().nextLong(backoff / 2 + 1);
+            backoff = Math.min(backoff * 2, maxPoll);
+            try {
+                waiter.await(Math.min(jittered, left), interruptible);
+            } catch (InterruptedException ie) {
+                throw interrupted(name, start);
+            }
+            if (!interruptible && Thread.interrupted()) {
+                deferredInterrupt = true;
+            }
         }
 
         /** Step 6. */
@@ -517,7 +571,7 @@ public final class CoreLockClient implements LockClient {
 
     /** Drops one hold; on the last one, releases on the backend and wakes local waiters. */
     void dropHold(Hold hold) {
-        if (hold.state() == Hold.State.HELD && now() - hold.deadlineNanos() >= 0) {
+        if (hold.state() == Hold.State.HELD && now() - hold.deadlineNanos() >= 0 && !settleOverdue(hold)) {
             // past its deadline before the watchdog looked: lost all the same, and its listeners run once
             hold.markLost(deadlineReason(), null);
         }
@@ -583,8 +637,10 @@ public final class CoreLockClient implements LockClient {
                 }
             } catch (LockBackendException e) {
                 log.warn("renewal of {} lease(s) failed on {}: {}", keys.size(), description, e.getMessage());
+                batch.forEach(h -> h.renewalFailed(true));
                 return;
             }
+            batch.forEach(h -> h.renewalFailed(false));
             long received = now();
             long deadline = sent + validityNanos;
             for (Hold h : batch) {
@@ -592,8 +648,11 @@ public final class CoreLockClient implements LockClient {
                 if (stepped != null) {
                     // renewed on the server, but its grant had less time left there than this client counted on:
                     // the server may end grants before their local deadlines, so this one is not trusted any more.
-                    // The server keeps it for one lease at most, or until the lease is closed (a release).
-                    h.markLost(stepped, null);
+                    // The server would keep it for a whole lease, held by nobody: a backend that clears lost grants
+                    // does so now (else it ends there with its lease, or when the lease is closed).
+                    if (h.markLost(stepped, null)) {
+                        clearLost(h);
+                    }
                 } else if (renewed.contains(h.key)) {
                     h.extendDeadline(deadline);
                 } else if (h.state() == Hold.State.HELD) {
@@ -726,17 +785,108 @@ public final class CoreLockClient implements LockClient {
         return "no successful renewal before its deadline (lease time " + settings.leaseTime().toMillis() + " ms)";
     }
 
-    /** Marks leases lost once their conservative deadline has passed. Runs on the watchdog thread. */
+    /**
+     * Marks leases lost once their conservative deadline has passed; one whose renewals did not fail is renewed once
+     * first, on the confirmer thread, and lost only if that does not renew it in time. Runs on the watchdog thread.
+     */
     private void expireOverdue() {
         try {
             long now = now();
             for (Hold h : holds.values()) {
-                if (h.state() == Hold.State.HELD && now - h.deadlineNanos() >= 0 && h.markLost(deadlineReason(), null)) {
+                if (h.state() != Hold.State.HELD || now - h.deadlineNanos() < 0) {
+                    continue;
+                }
+                String reason = deadlineReason();
+                if (reconfirms(h)) {
+                    if (h.startOverdue(now)) {
+                        try {
+                            confirmer.execute(() -> renewOverdue(h));
+                        } catch (RejectedExecutionException e) {
+                            return; // closing
+                        }
+                        continue;
+                    }
+                    if (!h.overdueLongerThan(overdueBoundNanos, now)) {
+                        continue; // the renewal is under way
+                    }
+                    reason = "its local deadline passed and the server did not renew it within "
+                            + millis(overdueBoundNanos) + " ms (lease time " + settings.leaseTime().toMillis() + " ms)";
+                }
+                if (h.markLost(reason, null)) {
                     clearLost(h);
                 }
             }
         } catch (RuntimeException e) {
             log.error("unexpected error in lease watchdog on {}", description, e);
+        }
+    }
+
+    /**
+     * Whether a lease whose local deadline passed is renewed once before it is called lost: over a backend that
+     * {@link ConfirmsGrants}, when no renewal of it failed (so the deadline passed because this process did not run,
+     * or a renewal is late, not because the server could not be reached or refused).
+     */
+    private boolean reconfirms(Hold h) {
+        return backend instanceof ConfirmsGrants && !h.renewalFailed();
+    }
+
+    /**
+     * If {@code h} is HELD past its local deadline and {@link #reconfirms} it, renews it now, in this thread (a
+     * caller about to rely on it: {@code checkValid()}, a re-entry, the release). Returns whether it did.
+     */
+    boolean settleOverdue(Hold h) {
+        if (h.state() != Hold.State.HELD || now() - h.deadlineNanos() < 0 || !reconfirms(h)) {
+            return false;
+        }
+        h.startOverdue(now());
+        renewOverdue(h);
+        return true;
+    }
+
+    /**
+     * Renews one lease whose local deadline passed though no renewal of it failed. Renewed by the server (owner and
+     * token still there, unexpired by its clock, now extended): valid again until send time + validity. Else lost:
+     * the server no longer shows it, or could not be asked (nothing proves the grant). A renewal that comes back
+     * after the watchdog gave up on it clears the grant again, as the release of a lost lease does.
+     */
+    private void renewOverdue(Hold h) {
+        if (h.state() != Hold.State.HELD) {
+            return;
+        }
+        boolean interrupted = Thread.interrupted(); // on a user's thread: a pool refuses an interrupted borrower
+        try {
+            long sent = now();
+            Set<LeaseKey> renewed;
+            try {
+                renewed = backend.renew(List.of(h.key), settings.leaseTime());
+            } catch (LockBackendException e) {
+                if (h.markLost(deadlineReason() + ", and renewing it then failed: " + e.getMessage(), e)) {
+                    clearLost(h);
+                }
+                return;
+            }
+            if (!renewed.contains(h.key)) {
+                h.markLost("its local deadline passed (this process was paused, or its renewal was late) and the"
+                        + " server no longer shows the grant", null);
+                return;
+            }
+            h.extendDeadline(sent + validityNanos);
+            if (now() - h.deadlineNanos() < 0) {
+                h.endOverdue();
+            }
+            if (h.state() == Hold.State.LOST) {
+                try {
+                    backend.release(h.key); // lost meanwhile (the watchdog gave up on this renewal): clear it again
+                } catch (RuntimeException e) {
+                    log.debug("clearing lost lease '{}' after a late renewal failed", h.key.name(), e);
+                }
+            }
+        } catch (RuntimeException e) {
+            log.error("unexpected error renewing overdue lease '{}' on {}", h.key.name(), description, e);
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 
@@ -760,6 +910,7 @@ public final class CoreLockClient implements LockClient {
         closed = true;
         renewer.shutdownNow();
         watchdog.shutdownNow();
+        confirmer.shutdownNow();
         Map<HoldKey, Hold> snapshot = new HashMap<>(holds);
         holds.clear();
         for (Hold h : snapshot.values()) {

@@ -36,6 +36,11 @@ final class Hold {
     private int holdCount = 1;
     private State state = State.HELD;
     private boolean uncertain;
+    /** Past its local deadline with no failed renewal, being confirmed with the server since {@link #overdueSince}. */
+    private boolean overdue;
+    private long overdueSince;
+    /** The last renewal that carried this grant could not reach the server (or refused to answer). */
+    private volatile boolean renewalFailed;
     private LockLostException lostReason;
     private final List<Consumer<LockLostException>> listeners = new ArrayList<>();
 
@@ -55,6 +60,37 @@ final class Hold {
         if (newDeadline - deadlineNanos > 0) {
             deadlineNanos = newDeadline;
         }
+    }
+
+    /**
+     * Starts confirming a HELD grant whose local deadline passed although no renewal of it failed (this process
+     * was paused, say): returns true for the caller that starts it, false if it is not HELD or already started.
+     */
+    synchronized boolean startOverdue(long nowNanos) {
+        if (state != State.HELD || overdue) {
+            return false;
+        }
+        overdue = true;
+        overdueSince = nowNanos;
+        return true;
+    }
+
+    /** Whether a confirmation of the passed deadline started at or before {@code nowNanos - boundNanos}. */
+    synchronized boolean overdueLongerThan(long boundNanos, long nowNanos) {
+        return overdue && nowNanos - overdueSince >= boundNanos;
+    }
+
+    /** The server renewed the grant after its deadline passed: the new deadline counts again. */
+    synchronized void endOverdue() {
+        overdue = false;
+    }
+
+    boolean renewalFailed() {
+        return renewalFailed;
+    }
+
+    void renewalFailed(boolean failed) {
+        renewalFailed = failed;
     }
 
     /** A HELD grant becomes uncertain (its session was suspended): not valid, not lost. */

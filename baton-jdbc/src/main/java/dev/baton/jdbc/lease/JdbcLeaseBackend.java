@@ -16,6 +16,7 @@ import dev.baton.spi.LockMode;
 import dev.baton.spi.NotifiesReleases;
 import dev.baton.spi.ReadWriteModes;
 import dev.baton.spi.ReleaseListener;
+import dev.baton.spi.ReportsTimeLeft;
 import dev.baton.spi.WaitingQueue;
 
 import javax.sql.DataSource;
@@ -91,7 +92,7 @@ import java.util.concurrent.TimeUnit;
  * on socket timeouts), never reused by Baton itself: it keeps no connection between calls, except the
  * PostgreSQL listener's own and, on MariaDB under contention, the one that keeps the client's bells.
  */
-public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsGrants {
+public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsGrants, ReportsTimeLeft {
     private final DataSource dataSource;
     private final DataSource notifications;
     private final LeaseTable table;
@@ -935,6 +936,20 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
      */
     @Override
     public Set<LeaseKey> renew(Collection<LeaseKey> leases, Duration leaseTime) {
+        return renew(leases, leaseTime, false).keySet();
+    }
+
+    /**
+     * As {@link #renew}, with each plain lease's time left on its row before the renewal, by the database clock
+     * (MariaDB, MySQL and SQLite: one {@code SELECT} more per renewal). Read-write holds are renewed but not measured:
+     * they map to the lease time (nothing to report).
+     */
+    @Override
+    public Map<LeaseKey, Duration> renewReportingTimeLeft(Collection<LeaseKey> leases, Duration leaseTime) {
+        return renew(leases, leaseTime, true);
+    }
+
+    private Map<LeaseKey, Duration> renew(Collection<LeaseKey> leases, Duration leaseTime, boolean timeLeft) {
         List<LeaseKey> plain = new ArrayList<>();
         List<LeaseKey> rw = new ArrayList<>();
         for (LeaseKey k : leases) {
@@ -944,14 +959,20 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
         int plainBatch = table.renewBatch();
         // the read-write table lists keys as OR terms in every dialect (3 parameters each)
         int rwBatch = Math.min(plainBatch, 1_000);
-        Set<LeaseKey> result = run("renewal of " + leases.size() + " lease(s)", c -> {
-            Set<LeaseKey> renewed = new HashSet<>();
-            inBatches(plain, plainBatch, part -> renewed.addAll(table.renew(c, part, millis)));
-            inBatches(rw, rwBatch, part -> renewed.addAll(rwTable.renew(c, part, millis)));
+        Map<LeaseKey, Duration> result = run("renewal of " + leases.size() + " lease(s)", c -> {
+            Map<LeaseKey, Duration> renewed = new HashMap<>();
+            inBatches(plain, plainBatch, part -> {
+                if (timeLeft) {
+                    renewed.putAll(table.renewReportingTimeLeft(c, part, millis));
+                } else {
+                    table.renew(c, part, millis).forEach(k -> renewed.put(k, leaseTime));
+                }
+            });
+            inBatches(rw, rwBatch, part -> rwTable.renew(c, part, millis).forEach(k -> renewed.put(k, leaseTime)));
             return renewed;
         }, true);
         for (LeaseKey k : plain) {
-            if (!result.contains(k)) {
+            if (!result.containsKey(k)) {
                 letGoHoldersBell(k.name(), k.token()); // lost: no release will let its bell go
             }
         }

@@ -617,6 +617,11 @@ final class MySqlFamilyLeaseTable extends LeaseTable {
         return renewed;
     }
 
+    @Override
+    String nameAt(ResultSet rs, int column) throws SQLException {
+        return name(rs, column);
+    }
+
     /** Names are stored as UTF-8 bytes (VARBINARY) so that comparison is exact. */
     private static String name(ResultSet rs, int column) throws SQLException {
         return new String(rs.getBytes(column), StandardCharsets.UTF_8);
