@@ -124,6 +124,7 @@ final class CliScenario {
     private volatile boolean stopping;
     private int faults;
     private int hits;
+    private boolean stretched;
     private ResourceServer resource;
     private CheckBackend backend;
     private Path task;
@@ -395,13 +396,24 @@ final class CliScenario {
         }
     }
 
+    /**
+     * Injects faults until {@code end}; while fewer than {@link Spec#minHits} hit, it goes on, up to
+     * {@link Scenario#MAX_STRETCH} × the duration, so a slow machine gets a verdict rather than INCONCLUSIVE.
+     */
     private void nemesis(long end) throws InterruptedException {
         Random random = new Random(spec.seed() * 31 + 7);
         long lease = spec.lease().toMillis();
         long faultLength = lease + lease / 2;
-        while (System.nanoTime() < end) {
+        long last = end + (Scenario.MAX_STRETCH - 1) * spec.duration().toNanos();
+        while (System.nanoTime() < end || !spec.fault().equals("none") && hits < spec.minHits()
+                && System.nanoTime() < last) {
+            if (System.nanoTime() >= end && !stretched) {
+                stretched = true;
+                notes.add("only " + hits + " hit(s) after " + spec.duration().toSeconds() + " s: went on for up to "
+                        + Scenario.MAX_STRETCH + "× the duration until " + spec.minHits() + " hit(s)");
+            }
             Thread.sleep(lease + random.nextInt((int) Math.max(1, lease * 2)));
-            if (spec.fault().equals("none") || System.nanoTime() >= end) {
+            if (spec.fault().equals("none") || System.nanoTime() >= (hits < spec.minHits() ? last : end)) {
                 continue;
             }
             Run target;
@@ -606,8 +618,9 @@ final class CliScenario {
         StringBuilder b = new StringBuilder();
         b.append(String.format("%n== %s / %s / via baton run / %s: %s%n", r.backend(), r.spec().strategy(),
                 r.spec().fault(), r.verdict()));
-        b.append(String.format("   runs %d, grants %d, faults %d (hit a running command: %d), exits %d: %d,"
-                        + " fencing refusals %d%n", r.runs(), r.grants(), r.faults(), r.hits(), CONFLICT,
+        b.append(String.format("   runs %d, grants %d, faults %d (hit a %s: %d), exits %d: %d,"
+                        + " fencing refusals %d%n", r.runs(), r.grants(), r.faults(),
+                r.spec().fault().equals("kill-waiter") ? "waiting baton run" : "running command", r.hits(), CONFLICT,
                 r.conflictExits(), r.refusals()));
         r.violations().stream().limit(20).forEach(v -> b.append("   VIOLATION ").append(v).append('\n'));
         if (r.violations().size() > 20) {
