@@ -187,7 +187,8 @@ final class Analysis {
             reason = "no lock was ever granted";
         } else if (!scenario.equals("none") && hits < ScenarioSpec.minHits(scenario)) {
             verdict = "INCONCLUSIVE";
-            reason = "only " + hits + " fault(s) hit a holder; at least " + ScenarioSpec.minHits(scenario)
+            reason = "only " + hits + " fault(s) hit a " + (scenario.equals("kill-waiter") ? "waiter" : "holder")
+                    + "; at least " + ScenarioSpec.minHits(scenario)
                     + " are needed";
         } else {
             verdict = "PASS";
@@ -713,8 +714,9 @@ final class Analysis {
         rules.put("errors", unfaultedErrors + " acquisition(s) by a worker no fault touched ended in an error");
         StringBuilder rule = new StringBuilder();
         rules.forEach((k, v) -> rule.append("; ").append(k).append(": ").append(v));
-        checkNotes.put("c", measured + " hand-overs after a hit measured; " + missed + " fault(s) missed a holder"
-                + " (it released first or its sessions were already gone); bound " + ms(bound) + " ms = "
+        checkNotes.put("c", measured + " hand-overs after a hit measured; " + missed + " fault(s) missed "
+                + (spec.fault().equals("kill-waiter") ? "a waiter (it was granted first)"
+                : "a holder (it released first or its sessions were already gone)") + "; bound " + ms(bound) + " ms = "
                 + spec.strategy().handOverBound(spec.leaseTime()).toMillis() + " ms + margin "
                 + spec.margin().toMillis() + " ms" + rule);
         return new long[] {maxRecovery < 0 ? -1 : ms(maxRecovery), ms(bound)};

@@ -36,7 +36,8 @@ final class Report {
                             + " resource accesses %d (stale rejected %d), samples %d%n", r.ops(), r.attempts(),
                     r.grants(), r.timeouts(), r.unknown(), r.accesses(), r.staleRejected(), r.samples()));
         }
-        sb.append(String.format("   faults injected %d, hit a holder %d %s%n", r.faultsInjected(), r.hits(),
+        sb.append(String.format("   faults injected %d, hit a %s %d %s%n", r.faultsInjected(),
+                r.scenario().equals("kill-waiter") ? "waiter" : "holder", r.hits(),
                 r.hitsByMode().isEmpty() ? "" : r.hitsByMode().toString()));
         String[] names = s.strategy() instanceof JdbcRunOnceStrategy
                 ? new String[] {"a no overlap", "b atLeastFor", "c liveness", "d never stuck", "e outcomes"}
