@@ -15,6 +15,7 @@ import org.apache.curator.retry.RetryOneTime;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration;
 import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.Status;
 import org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration;
@@ -164,15 +165,33 @@ class BatonAutoConfigurationIT {
     }
 
     @Test
-    void aRedisUrlOrACuratorBeanGivesThoseBackends() {
+    void aRedisUrlGivesARedisLockClient() {
         TestServers.requireRedis();
-        TestServers.requireZooKeeper();
         new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(BatonAutoConfiguration.class))
                 .withPropertyValues("baton.redis.url=redis://127.0.0.1:6379", "baton.redis.key-prefix=baton-spring-it:")
                 .run(context -> {
                     assertThat(context).hasNotFailed().hasSingleBean(RedisLockClient.class);
                     context.getBean(LockClient.class).lock("spring-redis").tryAcquire().orElseThrow().close();
                 });
+    }
+
+    @Test
+    void springDataRedisGivesARedisLockClient() {
+        TestServers.requireRedis();
+        new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(DataRedisAutoConfiguration.class, BatonAutoConfiguration.class))
+                .withPropertyValues("spring.data.redis.url=redis://127.0.0.1:6379",
+                        "baton.redis.key-prefix=baton-spring-it:")
+                .run(context -> {
+                    assertThat(context).as("from Spring Data Redis's connection factory").hasNotFailed()
+                            .hasSingleBean(RedisLockClient.class);
+                    context.getBean(LockClient.class).lock("spring-data-redis").tryAcquire().orElseThrow().close();
+                });
+    }
+
+    @Test
+    void aCuratorFrameworkGivesAZooKeeperLockClient() {
+        TestServers.requireZooKeeper();
         CuratorFramework curator = CuratorFrameworkFactory.newClient("127.0.0.1:2181", new RetryOneTime(100));
         curator.start();
         try {
