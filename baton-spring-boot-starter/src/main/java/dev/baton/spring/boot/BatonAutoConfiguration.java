@@ -118,12 +118,15 @@ public class BatonAutoConfiguration {
         return advisor;
     }
 
-    /** Makes sure infrastructure advisors such as {@link #batonWithLockAdvisor} apply, with class proxies. */
+    /**
+     * Makes sure infrastructure advisors such as {@link #batonWithLockAdvisor} apply, also where Spring Boot's AOP
+     * auto-configuration does not run. Whether proxies are class proxies stays as the application sets it
+     * ({@code spring.aop.proxy-target-class}, true by default); a bean without interfaces gets one anyway.
+     */
     static class AutoProxying implements ImportBeanDefinitionRegistrar {
         @Override
         public void registerBeanDefinitions(AnnotationMetadata metadata, BeanDefinitionRegistry registry) {
             AopConfigUtils.registerAutoProxyCreatorIfNecessary(registry);
-            AopConfigUtils.forceAutoProxyCreatorToUseClassProxying(registry);
         }
     }
 

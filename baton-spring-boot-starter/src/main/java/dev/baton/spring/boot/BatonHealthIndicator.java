@@ -8,9 +8,9 @@ import org.springframework.boot.health.contributor.Health;
 import java.util.List;
 
 /**
- * The {@code baton} health indicator: up when the lock client's backend answers a listing of its locks (one round
- * trip: a query, a {@code SCAN}, a read of the lock znodes), with the backend, the client id and how many locks the
- * backend shows; down, with the error, when it does not.
+ * The {@code baton} health indicator: up when the lock client's backend answers a listing of its locks
+ * ({@link LockClient#list()}: a query, a {@code SCAN} of the lock keys, a read of the lock znodes), with the backend,
+ * the client id and how many locks the backend shows; down, with the error, when it does not.
  */
 public class BatonHealthIndicator extends AbstractHealthIndicator {
     private final LockClient client;

@@ -25,9 +25,15 @@ public class BatonProperties {
 
     /** Whether to auto-configure a Baton LockClient. */
     private boolean enabled = true;
-    /** Which backend the lock client uses: auto (the first that can be configured, JDBC first), jdbc, redis or zookeeper. */
+    /**
+     * Which backend the lock client uses: auto (the first that can be configured, JDBC first), jdbc, redis or
+     * zookeeper.
+     */
     private Backend backend = Backend.AUTO;
-    /** The lease each grant and renewal gives, by the server's clock (default 10s; ZooKeeper: the session timeout). A live holder renews it. */
+    /**
+     * The lease each grant and renewal gives, by the server's clock (default 10s; ZooKeeper: the session timeout). A
+     * live holder renews it.
+     */
     private Duration leaseTime;
     /** How often held leases are renewed, in one batch (default a third of the lease time). */
     private Duration renewInterval;
@@ -111,7 +117,10 @@ public class BatonProperties {
         private Strategy strategy = Strategy.LEASE;
         /** The lease table (its sequence or counter takes a suffix). */
         private String table = "baton_locks";
-        /** Whether to create the table (and its sequence or counter) at startup if missing; turn off when Flyway or Liquibase manages the schema. */
+        /**
+         * Whether to create the table (and its sequence or counter) at startup if missing; turn off when Flyway or
+         * Liquibase manages the schema.
+         */
         private boolean createTable = true;
         /** Accept a server that acknowledges commits before they are on disk (a test server only). */
         private boolean allowUnflushedCommits;
@@ -151,7 +160,10 @@ public class BatonProperties {
 
     /** The Redis backend. */
     public static class Redis {
-        /** A Redis URL (redis://, rediss://, redis-sentinel://) for a connection of Baton's own; else the application's Lettuce client is used. */
+        /**
+         * A Redis URL (redis://, rediss://, redis-sentinel://) for a connection of Baton's own; else the application's
+         * Lettuce client is used.
+         */
         private String url;
         /** The prefix of every key Baton writes (default baton:). */
         private String keyPrefix;
@@ -185,7 +197,10 @@ public class BatonProperties {
 
     /** The ZooKeeper backend. */
     public static class Zookeeper {
-        /** A ZooKeeper connect string (host:port,...) for a session of Baton's own; else the application's CuratorFramework is used. */
+        /**
+         * A ZooKeeper connect string (host:port,...) for a session of Baton's own; else the application's
+         * CuratorFramework is used.
+         */
         private String connectString;
         /** The znode under which every lock lives (default /baton/locks). */
         private String rootPath;

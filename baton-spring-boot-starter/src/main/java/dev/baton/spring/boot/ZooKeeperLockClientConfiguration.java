@@ -16,7 +16,10 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
 
-/** The ZooKeeper lock client: over {@code baton.zookeeper.connect-string}, else the application's {@link CuratorFramework}. */
+/**
+ * The ZooKeeper lock client: over {@code baton.zookeeper.connect-string}, else the application's {@link
+ * CuratorFramework}.
+ */
 @Configuration(proxyBeanMethods = false)
 @ConditionalOnClass({ZooKeeperLocks.class, CuratorFramework.class})
 @Conditional({BatonAutoConfiguration.Backend.ZooKeeper.class, ZooKeeperLockClientConfiguration.Source.class})
