@@ -110,7 +110,16 @@ public class BatonAutoConfiguration {
     static DefaultPointcutAdvisor batonWithLockAdvisor(ObjectProvider<LockClient> client,
                                                        ObjectProvider<BatonProperties> properties,
                                                        BeanFactory beanFactory) {
-        WithLockInterceptor interceptor = new WithLockInterceptor(client::getObject,
+        WithLockInterceptor interceptor = new WithLockInterceptor(() -> {
+            LockClient c = client.getIfUnique();
+            if (c == null) {
+                throw new IllegalStateException("a @WithLock method needs one LockClient bean, and the application has "
+                        + client.stream().count() + ": give it a DataSource, baton.redis.url or"
+                        + " baton.zookeeper.connect-string (or a LockClient bean of its own), and leave baton.enabled"
+                        + " true");
+            }
+            return c;
+        },
                 () -> properties.getObject().getDefaultWait(), beanFactory);
         DefaultPointcutAdvisor advisor = new DefaultPointcutAdvisor(
                 AnnotationMatchingPointcut.forMethodAnnotation(WithLock.class), interceptor);

@@ -104,6 +104,15 @@ class WithLockTest {
     }
 
     @Test
+    void aWithLockMethodWithoutALockClientSaysWhatIsMissing() {
+        new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(BatonAutoConfiguration.class))
+                .withUserConfiguration(Methods.class)
+                .run(context -> assertThatThrownBy(() -> context.getBean(Methods.Service.class).inner())
+                        .isInstanceOf(IllegalStateException.class)
+                        .hasMessageContaining("a @WithLock method needs one LockClient bean, and the application has 0"));
+    }
+
+    @Test
     void withoutADataSourceNoClientIsBuiltAndABrokenObserverSilencesNoOther() {
         new ApplicationContextRunner()
                 .withConfiguration(AutoConfigurations.of(BatonAutoConfiguration.class))
