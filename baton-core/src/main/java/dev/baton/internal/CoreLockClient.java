@@ -11,6 +11,7 @@ import dev.baton.LockInfo;
 import dev.baton.LockInterruptedException;
 import dev.baton.LockLostException;
 import dev.baton.LockNames;
+import dev.baton.LockObserver;
 import dev.baton.LockTimeoutException;
 import dev.baton.NothingGrantedException;
 import dev.baton.spi.AcquireRequest;
@@ -101,6 +102,8 @@ public final class CoreLockClient implements LockClient {
     private volatile boolean suspended;
     /** How many suspensions the backend reported: a confirmation makes a lease certain only within one. */
     private final AtomicLong suspensions = new AtomicLong();
+    /** The settings' observer behind a guard, or null without one: then no observer call is made at all. */
+    private final GuardedObserver observer;
 
     private record HoldKey(String name, LockMode mode, long threadId) {
     }
@@ -111,6 +114,8 @@ public final class CoreLockClient implements LockClient {
         this.description = backend.description();
         this.clientId = newClientId(settings.clientIdPrefix());
         this.validityNanos = settings.localValidity().toNanos();
+        this.observer = settings.observer() == LockObserver.NONE ? null
+                : new GuardedObserver(settings.observer(), description);
         this.renewer = Executors.newSingleThreadScheduledExecutor(daemon("baton-renewer"));
         this.watchdog = Executors.newSingleThreadScheduledExecutor(daemon("baton-watchdog"));
         this.confirmer = Executors.newSingleThreadExecutor(daemon("baton-confirmer"));
@@ -284,9 +289,26 @@ public final class CoreLockClient implements LockClient {
         // to interrupt: like Lock.tryLock() it ignores the flag.
         boolean hideInterrupts = options.interrupts() == AcquireOptions.Interrupts.DEFER || !options.waits();
         Acquisition acquisition = new Acquisition(name, mode, options, hideInterrupts && Thread.interrupted());
+        LockObserver.Acquisition observed = observer == null ? null : observer.acquireStarted(name, options.waits());
+        LockObserver.Outcome outcome = LockObserver.Outcome.ERROR;
+        Throwable error = null;
         try {
-            return acquisition.run();
+            Optional<Lease> lease = acquisition.run();
+            outcome = lease.isPresent() ? LockObserver.Outcome.GRANTED : LockObserver.Outcome.BUSY;
+            return lease;
+        } catch (LockTimeoutException e) {
+            outcome = LockObserver.Outcome.TIMEOUT;
+            error = e;
+            throw e;
+        } catch (RuntimeException | Error e) {
+            error = e;
+            throw e;
         } finally {
+            if (observed != null) {
+                long end = now();
+                observer.acquireEnded(observed, outcome, end - acquisition.start,
+                        acquisition.firstBusy == null ? 0 : end - acquisition.firstBusy, error);
+            }
             if (acquisition.deferredInterrupt) {
                 Thread.currentThread().interrupt();
             }
@@ -327,6 +349,8 @@ public final class CoreLockClient implements LockClient {
         private long backoff = minPoll;
         private AcquireResult.Busy lastBusy;
         private AcquireRequest request;
+        /** When the first answer said the lock was busy (for the observer), or null. */
+        Long firstBusy;
         /** Set when an interrupt arrived while interrupts are deferred; the caller sets the flag again on return. */
         boolean deferredInterrupt;
 
@@ -368,6 +392,9 @@ public final class CoreLockClient implements LockClient {
                         return Optional.of(grant(holdKey, request.owner(), grant, sent));
                     }
                     lastBusy = (AcquireResult.Busy) result;
+                    if (firstBusy == null && observer != null) {
+                        firstBusy = now();
+                    }
                     long left = timeLeft();
                     if (left <= 0) {                                               // step 4
                         if (options.onBusy() == AcquireOptions.OnBusy.EMPTY) {
@@ -526,8 +553,11 @@ public final class CoreLockClient implements LockClient {
 
     private Lease grant(HoldKey hk, String owner, AcquireResult.Granted granted, long sent) {
         Hold hold = new Hold(new LeaseKey(hk.name(), owner, granted.token(), hk.mode()), hk.threadId(),
-                sent + validityNanos, description);
+                sent, sent + validityNanos, description, observer);
         holds.put(hk, hold);
+        if (observer != null) {
+            observer.leaseGranted(hk.name(), granted.token());
+        }
         if (suspended) {
             hold.markUncertain(); // granted just before the suspension that onSuspended() may have missed
         }
@@ -573,11 +603,14 @@ public final class CoreLockClient implements LockClient {
     void dropHold(Hold hold) {
         if (hold.state() == Hold.State.HELD && now() - hold.deadlineNanos() >= 0 && !settleOverdue(hold)) {
             // past its deadline before the watchdog looked: lost all the same, and its listeners run once
-            hold.markLost(deadlineReason(), null);
+            hold.markLost(deadlineReason(), LockObserver.LossCause.DEADLINE, null);
         }
         Hold.State before = hold.state();
         if (!hold.dropHold()) {
             return;
+        }
+        if (observer != null) {
+            observer.leaseReleased(hold.key.name(), now() - hold.grantedNanos, before != Hold.State.HELD);
         }
         holds.remove(new HoldKey(hold.key.name(), hold.key.mode(), hold.threadId), hold);
         // a release in a finally block often runs on an interrupted thread: hide the flag from the backend (a
@@ -638,19 +671,26 @@ public final class CoreLockClient implements LockClient {
             } catch (LockBackendException e) {
                 log.warn("renewal of {} lease(s) failed on {}: {}", keys.size(), description, e.getMessage());
                 batch.forEach(h -> h.renewalFailed(true));
+                if (observer != null) {
+                    observer.renewed(0, keys.size(), now() - sent);
+                }
                 return;
             }
             batch.forEach(h -> h.renewalFailed(false));
             long received = now();
             long deadline = sent + validityNanos;
+            int ok = 0;
             for (Hold h : batch) {
                 String stepped = timeLeft == null ? null : steppedClock(h, timeLeft.get(h.key), received);
+                if (stepped == null && renewed.contains(h.key)) {
+                    ok++;
+                }
                 if (stepped != null) {
                     // renewed on the server, but its grant had less time left there than this client counted on:
                     // the server may end grants before their local deadlines, so this one is not trusted any more.
                     // The server would keep it for a whole lease, held by nobody: a backend that clears lost grants
                     // does so now (else it ends there with its lease, or when the lease is closed).
-                    if (h.markLost(stepped, null)) {
+                    if (h.markLost(stepped, LockObserver.LossCause.CLOCK_JUMP, null)) {
                         clearLost(h);
                     }
                 } else if (renewed.contains(h.key)) {
@@ -659,11 +699,15 @@ public final class CoreLockClient implements LockClient {
                     // an answer that came after the deadline: the lease had lapsed here first (isValid() was false)
                     boolean lapsed = now() - h.deadlineNanos() >= 0;
                     if (h.markLost(lapsed ? deadlineReason()
-                            : "the server no longer shows this grant (it expired there or was taken over)", null)
+                            : "the server no longer shows this grant (it expired there or was taken over)",
+                            lapsed ? LockObserver.LossCause.DEADLINE : LockObserver.LossCause.NOT_ON_SERVER, null)
                             && lapsed) {
                         clearLost(h);
                     }
                 }
+            }
+            if (observer != null) {
+                observer.renewed(ok, batch.size() - ok, received - sent);
             }
         } catch (RuntimeException e) {
             log.error("unexpected error in lease renewal on {}", description, e);
@@ -726,7 +770,7 @@ public final class CoreLockClient implements LockClient {
     private void onSessionLost() {
         suspended = false; // that session is over: nothing on it is uncertain any more
         for (Hold h : holds.values()) {
-            h.markLost("its server session ended (expired)", null);
+            h.markLost("its server session ended (expired)", LockObserver.LossCause.SESSION_LOST, null);
         }
     }
 
@@ -776,7 +820,8 @@ public final class CoreLockClient implements LockClient {
             return true;
         }
         hold.markLost(wasUncertain ? "the server no longer shows this grant after its session was suspended"
-                : "the server no longer shows this grant (checked by checkValid)", null);
+                : "the server no longer shows this grant (checked by checkValid)", LockObserver.LossCause.NOT_ON_SERVER,
+                null);
         return false;
     }
 
@@ -812,7 +857,7 @@ public final class CoreLockClient implements LockClient {
                     reason = "its local deadline passed and the server did not renew it within "
                             + millis(overdueBoundNanos) + " ms (lease time " + settings.leaseTime().toMillis() + " ms)";
                 }
-                if (h.markLost(reason, null)) {
+                if (h.markLost(reason, LockObserver.LossCause.DEADLINE, null)) {
                     clearLost(h);
                 }
             }
@@ -860,14 +905,15 @@ public final class CoreLockClient implements LockClient {
             try {
                 renewed = backend.renew(List.of(h.key), settings.leaseTime());
             } catch (LockBackendException e) {
-                if (h.markLost(deadlineReason() + ", and renewing it then failed: " + e.getMessage(), e)) {
+                if (h.markLost(deadlineReason() + ", and renewing it then failed: " + e.getMessage(),
+                        LockObserver.LossCause.DEADLINE, e)) {
                     clearLost(h);
                 }
                 return;
             }
             if (!renewed.contains(h.key)) {
                 h.markLost("its local deadline passed (this process was paused, or its renewal was late) and the"
-                        + " server no longer shows the grant", null);
+                        + " server no longer shows the grant", LockObserver.LossCause.NOT_ON_SERVER, null);
                 return;
             }
             h.extendDeadline(sent + validityNanos);
@@ -915,7 +961,8 @@ public final class CoreLockClient implements LockClient {
         holds.clear();
         for (Hold h : snapshot.values()) {
             boolean wasHeld = h.state() == Hold.State.HELD;
-            h.markLost("the lock client was closed while the lease was held", null);
+            h.markLost("the lock client was closed while the lease was held", LockObserver.LossCause.CLIENT_CLOSED,
+                    null);
             if (wasHeld) {
                 try {
                     backend.release(h.key);

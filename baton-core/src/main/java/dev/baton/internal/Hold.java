@@ -1,6 +1,7 @@
 package dev.baton.internal;
 
 import dev.baton.LockLostException;
+import dev.baton.LockObserver;
 import dev.baton.spi.LeaseKey;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -31,7 +32,11 @@ final class Hold {
     final LeaseKey key;
     final long threadId;
     final Instant acquiredAt;
+    /** The monotonic time the grant's request was sent, for the observer's hold time. */
+    final long grantedNanos;
     private final String backend;
+    /** Told of the loss, or null for a client without an observer. */
+    private final GuardedObserver observer;
     private volatile long deadlineNanos;
     private int holdCount = 1;
     private State state = State.HELD;
@@ -44,12 +49,15 @@ final class Hold {
     private LockLostException lostReason;
     private final List<Consumer<LockLostException>> listeners = new ArrayList<>();
 
-    Hold(LeaseKey key, long threadId, long deadlineNanos, String backend) {
+    Hold(LeaseKey key, long threadId, long grantedNanos, long deadlineNanos, String backend,
+         GuardedObserver observer) {
         this.key = key;
         this.threadId = threadId;
+        this.grantedNanos = grantedNanos;
         this.deadlineNanos = deadlineNanos;
         this.acquiredAt = Instant.now();
         this.backend = backend;
+        this.observer = observer;
     }
 
     long deadlineNanos() {
@@ -162,8 +170,11 @@ final class Hold {
         return null;
     }
 
-    /** Moves HELD → LOST once and runs listeners; returns whether this call made the move. */
-    boolean markLost(String reason, Throwable cause) {
+    /**
+     * Moves HELD → LOST once, tells the observer ({@code why}) and runs listeners; returns whether this call made
+     * the move.
+     */
+    boolean markLost(String reason, LockObserver.LossCause why, Throwable cause) {
         List<Consumer<LockLostException>> toRun;
         LockLostException ex;
         synchronized (this) {
@@ -178,6 +189,9 @@ final class Hold {
             listeners.clear();
         }
         log.warn(ex.getMessage());
+        if (observer != null) {
+            observer.leaseLost(key.name(), why, ex);
+        }
         toRun.forEach(l -> runListener(l, ex));
         return true;
     }

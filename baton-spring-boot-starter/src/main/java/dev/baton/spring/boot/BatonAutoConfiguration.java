@@ -1,0 +1,183 @@
+package dev.baton.spring.boot;
+
+import dev.baton.LockClient;
+import dev.baton.LockObserver;
+import dev.baton.micrometer.BatonMetrics;
+import dev.baton.spi.AbstractClientBuilder;
+import io.lettuce.core.RedisClient;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.observation.ObservationRegistry;
+import org.apache.curator.framework.CuratorFramework;
+import org.springframework.aop.config.AopConfigUtils;
+import org.springframework.aop.support.DefaultPointcutAdvisor;
+import org.springframework.aop.support.annotation.AnnotationMatchingPointcut;
+import org.springframework.beans.factory.BeanFactory;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.config.BeanDefinition;
+import org.springframework.beans.factory.support.BeanDefinitionRegistry;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionOutcome;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
+import org.springframework.boot.autoconfigure.condition.SpringBootCondition;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.ConditionContext;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.ImportBeanDefinitionRegistrar;
+import org.springframework.context.annotation.Import;
+import org.springframework.context.annotation.Role;
+import org.springframework.core.type.AnnotatedTypeMetadata;
+import org.springframework.core.type.AnnotationMetadata;
+import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
+
+import javax.sql.DataSource;
+import java.util.Locale;
+
+/**
+ * Auto-configures one Baton {@link LockClient} (unless the application defines one), from the first of these that
+ * {@code baton.backend} allows ({@code auto}: in this order):
+ * <ol>
+ *   <li>JDBC: the application's one {@link DataSource};</li>
+ *   <li>Redis: {@code baton.redis.url}, else the application's Lettuce {@link RedisClient}, else its Spring Data
+ *       {@link LettuceConnectionFactory}'s client;</li>
+ *   <li>ZooKeeper: {@code baton.zookeeper.connect-string}, else the application's {@link CuratorFramework}.</li>
+ * </ol>
+ * Also: {@link WithLock} methods, {@link BatonMetrics} when there is a {@link MeterRegistry} (and an
+ * {@link ObservationRegistry}, for tracing), every {@link LockObserver} bean as the client's observer, and a health
+ * indicator {@code baton} when Spring Boot's health support is present.
+ */
+@AutoConfiguration(afterName = {
+        "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration",
+        "org.springframework.boot.autoconfigure.jdbc.DataSourceAutoConfiguration",
+        "org.springframework.boot.data.redis.autoconfigure.DataRedisAutoConfiguration",
+        "org.springframework.boot.autoconfigure.data.redis.RedisAutoConfiguration",
+        "org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration",
+        "org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration",
+        "org.springframework.boot.actuate.autoconfigure.metrics.CompositeMeterRegistryAutoConfiguration",
+        "org.springframework.boot.actuate.autoconfigure.metrics.export.simple.SimpleMetricsExportAutoConfiguration",
+        "org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration",
+        "org.springframework.boot.actuate.autoconfigure.observation.ObservationAutoConfiguration"})
+@ConditionalOnProperty(prefix = "baton", name = "enabled", havingValue = "true", matchIfMissing = true)
+@EnableConfigurationProperties(BatonProperties.class)
+@Import({BatonAutoConfiguration.AutoProxying.class, JdbcLockClientConfiguration.class,
+        RedisLockClientConfiguration.class, ZooKeeperLockClientConfiguration.class})
+public class BatonAutoConfiguration {
+
+    /** The settings every backend shares, and the observers. */
+    static <B extends AbstractClientBuilder<B>> B common(B builder, BatonProperties p,
+                                                         ObjectProvider<LockObserver> observers) {
+        if (p.getLeaseTime() != null) {
+            builder.leaseTime(p.getLeaseTime());
+        }
+        if (p.getRenewInterval() != null) {
+            builder.renewInterval(p.getRenewInterval());
+        }
+        if (p.getClientIdPrefix() != null) {
+            builder.clientIdPrefix(p.getClientIdPrefix());
+        }
+        LockObserver observer = CompositeObserver.of(observers.orderedStream().toList());
+        if (observer != LockObserver.NONE) {
+            builder.observer(observer);
+        }
+        return builder;
+    }
+
+    /** The baton.* meters in the application's MeterRegistry. */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass({MeterRegistry.class, BatonMetrics.class})
+    @ConditionalOnBean(MeterRegistry.class)
+    @ConditionalOnProperty(prefix = "baton.metrics", name = "enabled", havingValue = "true", matchIfMissing = true)
+    static class MetricsConfiguration {
+        @Bean
+        @ConditionalOnMissingBean(BatonMetrics.class)
+        BatonMetrics batonMetrics(MeterRegistry registry, ObjectProvider<ObservationRegistry> observations,
+                                  BatonProperties p) {
+            BatonMetrics.Builder b = BatonMetrics.builder(registry).maxLockNames(p.getMetrics().getMaxLockNames());
+            ObservationRegistry o = observations.getIfUnique();
+            if (o != null) {
+                b.observationRegistry(o);
+            }
+            return b.build();
+        }
+    }
+
+    /** Runs {@link WithLock} methods under their locks. */
+    @Bean
+    @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+    static DefaultPointcutAdvisor batonWithLockAdvisor(ObjectProvider<LockClient> client,
+                                                       ObjectProvider<BatonProperties> properties,
+                                                       BeanFactory beanFactory) {
+        WithLockInterceptor interceptor = new WithLockInterceptor(() -> {
+            LockClient c = client.getIfUnique();
+            if (c == null) {
+                throw new IllegalStateException("a @WithLock method needs one LockClient bean, and the application has "
+                        + client.stream().count() + ": give it a DataSource, baton.redis.url or"
+                        + " baton.zookeeper.connect-string (or a LockClient bean of its own), and leave baton.enabled"
+                        + " true");
+            }
+            return c;
+        },
+                () -> properties.getObject().getDefaultWait(), beanFactory);
+        DefaultPointcutAdvisor advisor = new DefaultPointcutAdvisor(
+                AnnotationMatchingPointcut.forMethodAnnotation(WithLock.class), interceptor);
+        advisor.setOrder(0);
+        return advisor;
+    }
+
+    /**
+     * Makes sure infrastructure advisors such as {@link #batonWithLockAdvisor} apply, also where Spring Boot's AOP
+     * auto-configuration does not run. Whether proxies are class proxies stays as the application sets it
+     * ({@code spring.aop.proxy-target-class}, true by default); a bean without interfaces gets one anyway.
+     */
+    static class AutoProxying implements ImportBeanDefinitionRegistrar {
+        @Override
+        public void registerBeanDefinitions(AnnotationMetadata metadata, BeanDefinitionRegistry registry) {
+            AopConfigUtils.registerAutoProxyCreatorIfNecessary(registry);
+        }
+    }
+
+    /** Whether {@code baton.backend} allows a backend: it names it, or is {@code auto} (the default). */
+    abstract static class Backend extends SpringBootCondition {
+        private final BatonProperties.Backend backend;
+
+        Backend(BatonProperties.Backend backend) {
+            this.backend = backend;
+        }
+
+        @Override
+        public ConditionOutcome getMatchOutcome(ConditionContext context, AnnotatedTypeMetadata metadata) {
+            String value = context.getEnvironment().getProperty("baton.backend", "auto").trim();
+            BatonProperties.Backend chosen;
+            try {
+                chosen = BatonProperties.Backend.valueOf(value.toUpperCase(Locale.ROOT));
+            } catch (IllegalArgumentException e) {
+                throw new IllegalStateException("baton.backend is '" + value + "'; use auto (the default), jdbc, redis"
+                        + " or zookeeper");
+            }
+            return chosen == BatonProperties.Backend.AUTO || chosen == backend
+                    ? ConditionOutcome.match("baton.backend is " + value)
+                    : ConditionOutcome.noMatch("baton.backend is " + value);
+        }
+
+        static class Jdbc extends Backend {
+            Jdbc() {
+                super(BatonProperties.Backend.JDBC);
+            }
+        }
+
+        static class Redis extends Backend {
+            Redis() {
+                super(BatonProperties.Backend.REDIS);
+            }
+        }
+
+        static class ZooKeeper extends Backend {
+            ZooKeeper() {
+                super(BatonProperties.Backend.ZOOKEEPER);
+            }
+        }
+    }
+}
