@@ -8,13 +8,7 @@ import io.lettuce.core.RedisClient;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.observation.ObservationRegistry;
 import org.apache.curator.framework.CuratorFramework;
-import org.springframework.aop.config.AopConfigUtils;
-import org.springframework.aop.support.DefaultPointcutAdvisor;
-import org.springframework.aop.support.annotation.AnnotationMatchingPointcut;
-import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
-import org.springframework.beans.factory.config.BeanDefinition;
-import org.springframework.beans.factory.support.BeanDefinitionRegistry;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionOutcome;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
@@ -26,11 +20,8 @@ import org.springframework.boot.context.properties.EnableConfigurationProperties
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.ConditionContext;
 import org.springframework.context.annotation.Configuration;
-import org.springframework.context.annotation.ImportBeanDefinitionRegistrar;
 import org.springframework.context.annotation.Import;
-import org.springframework.context.annotation.Role;
 import org.springframework.core.type.AnnotatedTypeMetadata;
-import org.springframework.core.type.AnnotationMetadata;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 import javax.sql.DataSource;
@@ -45,9 +36,10 @@ import java.util.Locale;
  *       {@link LettuceConnectionFactory}'s client;</li>
  *   <li>ZooKeeper: {@code baton.zookeeper.connect-string}, else the application's {@link CuratorFramework}.</li>
  * </ol>
- * Also: {@link WithLock} methods, {@link BatonMetrics} when there is a {@link MeterRegistry} (and an
- * {@link ObservationRegistry}, for tracing), every {@link LockObserver} bean as the client's observer, and a health
- * indicator {@code baton} when Spring Boot's health support is present.
+ * Also: {@link BatonMetrics} when there is a {@link MeterRegistry} (and an {@link ObservationRegistry}, for
+ * tracing), and every {@link LockObserver} bean as the client's observer. {@code baton.enabled=false} turns all this
+ * off; {@link WithLock} methods ({@link BatonWithLockAutoConfiguration}) still run under the application's own
+ * {@link LockClient}.
  */
 @AutoConfiguration(afterName = {
         "org.springframework.boot.jdbc.autoconfigure.DataSourceAutoConfiguration",
@@ -62,8 +54,8 @@ import java.util.Locale;
         "org.springframework.boot.actuate.autoconfigure.observation.ObservationAutoConfiguration"})
 @ConditionalOnProperty(prefix = "baton", name = "enabled", havingValue = "true", matchIfMissing = true)
 @EnableConfigurationProperties(BatonProperties.class)
-@Import({BatonAutoConfiguration.AutoProxying.class, JdbcLockClientConfiguration.class,
-        RedisLockClientConfiguration.class, ZooKeeperLockClientConfiguration.class})
+@Import({JdbcLockClientConfiguration.class, RedisLockClientConfiguration.class,
+        ZooKeeperLockClientConfiguration.class})
 public class BatonAutoConfiguration {
 
     /** The settings every backend shares, and the observers. */
@@ -101,41 +93,6 @@ public class BatonAutoConfiguration {
                 b.observationRegistry(o);
             }
             return b.build();
-        }
-    }
-
-    /** Runs {@link WithLock} methods under their locks. */
-    @Bean
-    @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
-    static DefaultPointcutAdvisor batonWithLockAdvisor(ObjectProvider<LockClient> client,
-                                                       ObjectProvider<BatonProperties> properties,
-                                                       BeanFactory beanFactory) {
-        WithLockInterceptor interceptor = new WithLockInterceptor(() -> {
-            LockClient c = client.getIfUnique();
-            if (c == null) {
-                throw new IllegalStateException("a @WithLock method needs one LockClient bean, and the application has "
-                        + client.stream().count() + ": give it a DataSource, baton.redis.url or"
-                        + " baton.zookeeper.connect-string (or a LockClient bean of its own), and leave baton.enabled"
-                        + " true");
-            }
-            return c;
-        },
-                () -> properties.getObject().getDefaultWait(), beanFactory);
-        DefaultPointcutAdvisor advisor = new DefaultPointcutAdvisor(
-                AnnotationMatchingPointcut.forMethodAnnotation(WithLock.class), interceptor);
-        advisor.setOrder(0);
-        return advisor;
-    }
-
-    /**
-     * Makes sure infrastructure advisors such as {@link #batonWithLockAdvisor} apply, also where Spring Boot's AOP
-     * auto-configuration does not run. Whether proxies are class proxies stays as the application sets it
-     * ({@code spring.aop.proxy-target-class}, true by default); a bean without interfaces gets one anyway.
-     */
-    static class AutoProxying implements ImportBeanDefinitionRegistrar {
-        @Override
-        public void registerBeanDefinitions(AnnotationMetadata metadata, BeanDefinitionRegistry registry) {
-            AopConfigUtils.registerAutoProxyCreatorIfNecessary(registry);
         }
     }
 

@@ -23,7 +23,10 @@ public class BatonProperties {
         ZOOKEEPER
     }
 
-    /** Whether to auto-configure a Baton LockClient. */
+    /**
+     * Whether to auto-configure a Baton LockClient and its meters. @WithLock methods stay on when false, with the
+     * application's own LockClient bean.
+     */
     private boolean enabled = true;
     /**
      * Which backend the lock client uses: auto (the first that can be configured, JDBC first), jdbc, redis or

@@ -7,7 +7,7 @@ import java.lang.annotation.RetentionPolicy;
 import java.lang.annotation.Target;
 
 /**
- * The method runs only while this process holds the named lock of the auto-configured
+ * The method runs only while this process holds the named lock of the application's
  * {@link dev.baton.LockClient}; the lock is released when the method returns or throws. Inside the method,
  * {@link CurrentLease#get()} is the lease, whose {@link dev.baton.Lease#fencingToken() fencing token} the method
  * passes to the resource it writes.
@@ -22,6 +22,13 @@ import java.lang.annotation.Target;
  * @WithLock(value = "nightly-report", onBusy = WithLock.OnBusy.SKIP)
  * public void report() { ... }    // one instance runs it per tick; the others skip
  * }</pre>
+ *
+ * <p>The method must finish its work before it returns: one returning a {@code CompletionStage}, {@code Future} or
+ * reactive type ({@code Mono}, {@code Flux}, any Reactive Streams {@code Publisher}, ...) is refused with an
+ * {@link IllegalStateException} when called. A release that fails after the method returned is logged at WARN and
+ * the method's result returned (the lock ends on the server within its lease time); after the method threw, it is
+ * added to the method's exception as suppressed. The application's one {@link dev.baton.LockClient} bean (or its
+ * {@code @Primary} one) is used, also when {@code baton.enabled=false}; with none, the call fails.
  *
  * <p>Works on public methods of Spring beans called through their proxy (not on a call from the same object), like
  * {@code @Transactional}. The lease time is the client's ({@code baton.lease-time}): Baton renews a held lease in

@@ -44,7 +44,7 @@ class BatonAutoConfigurationIT {
 
     private final ApplicationContextRunner postgres = new ApplicationContextRunner()
             .withConfiguration(AutoConfigurations.of(DataSourceAutoConfiguration.class, BatonAutoConfiguration.class,
-                    BatonHealthAutoConfiguration.class))
+                    BatonWithLockAutoConfiguration.class, BatonHealthAutoConfiguration.class))
             .withPropertyValues("spring.datasource.url=jdbc:postgresql://127.0.0.1:5432/test",
                     "spring.datasource.username=postgres", "baton.jdbc.table=" + TABLE);
 
