@@ -904,6 +904,10 @@ public final class CoreLockClient implements LockClient {
             Set<LeaseKey> renewed;
             try {
                 renewed = backend.renew(List.of(h.key), settings.leaseTime());
+                if (renewed.contains(h.key) && backend instanceof ConfirmsGrants confirming
+                        && !confirming.renewalAsksTheServer() && !confirming.confirm(h.key)) {
+                    renewed = Set.of(); // a renewal answered without the server: only its answer counts
+                }
             } catch (LockBackendException e) {
                 if (h.markLost(deadlineReason() + ", and renewing it then failed: " + e.getMessage(),
                         LockObserver.LossCause.DEADLINE, e)) {

@@ -20,4 +20,14 @@ public interface ConfirmsGrants extends LockBackend {
      * @throws dev.baton.LockBackendException if the server cannot be reached, so nothing can be confirmed
      */
     boolean confirm(LeaseKey lease);
+
+    /**
+     * Whether {@link #renew} asks the server about every lease it returns as renewed. True unless the backend may
+     * answer from local state (the session strategy counts a session busy with another statement as alive, without
+     * a round trip): then the core also {@linkplain #confirm confirms} a grant whose local deadline passed, before
+     * it counts that grant as valid again.
+     */
+    default boolean renewalAsksTheServer() {
+        return true;
+    }
 }
