@@ -605,8 +605,8 @@ public final class CoreLockClient implements LockClient {
             // past its deadline before the watchdog looked: lost all the same, and its listeners run once
             hold.markLost(deadlineReason(), LockObserver.LossCause.DEADLINE, null);
         }
-        Hold.State before = hold.state();
-        if (!hold.dropHold()) {
+        Hold.State before = hold.dropHold(); // the state it left, in one step with the move to RELEASED
+        if (before == null) {
             return;
         }
         if (observer != null) {
