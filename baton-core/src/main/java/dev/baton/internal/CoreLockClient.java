@@ -159,10 +159,24 @@ public final class CoreLockClient implements LockClient {
         }
         backend.start(clientId);
         long renewNanos = settings.renewInterval().toNanos();
-        renewer.scheduleWithFixedDelay(this::renewAll, renewNanos, renewNanos, TimeUnit.NANOSECONDS);
+        renewer.scheduleWithFixedDelay(() -> neverEnds("lease renewal", this::renewAll), renewNanos, renewNanos,
+                TimeUnit.NANOSECONDS);
         long checkNanos = Math.max(TimeUnit.MILLISECONDS.toNanos(5),
                 Math.min(settings.leaseTime().toNanos() / 20, TimeUnit.MILLISECONDS.toNanos(250)));
-        watchdog.scheduleWithFixedDelay(this::expireOverdue, checkNanos, checkNanos, TimeUnit.NANOSECONDS);
+        watchdog.scheduleWithFixedDelay(() -> neverEnds("lease watchdog", this::expireOverdue), checkNanos,
+                checkNanos, TimeUnit.NANOSECONDS);
+    }
+
+    /**
+     * Runs one pass of a periodic task so that nothing it throws, an {@link Error} too, ends the task: a scheduled
+     * executor runs a task that threw never again, which would end renewal or loss detection for good.
+     */
+    private void neverEnds(String what, Runnable pass) {
+        try {
+            pass.run();
+        } catch (Throwable e) {
+            log.error("unexpected error in {} on {}; it goes on", what, description, e);
+        }
     }
 
     private static java.util.concurrent.ThreadFactory daemon(String name) {
