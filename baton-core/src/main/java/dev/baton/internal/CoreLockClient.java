@@ -845,10 +845,14 @@ public final class CoreLockClient implements LockClient {
     }
 
     /**
-     * Marks leases lost once their conservative deadline has passed; one whose renewals did not fail is renewed once
-     * first, on the confirmer thread, and lost only if that does not renew it in time. Runs on the watchdog thread.
+     * Marks leases lost once their conservative deadline has passed; those whose renewals did not fail are renewed
+     * once first, on the confirmer thread, and lost only if that does not renew them in time. The leases a pass finds
+     * newly overdue are renewed together, in one backend call (after a pause, every held lease is overdue at once:
+     * one round trip each would run the bound out for the last ones), and the bound counts from that pass. Runs on
+     * the watchdog thread.
      */
     private void expireOverdue() {
+        List<Hold> newlyOverdue = new ArrayList<>();
         try {
             long now = now();
             for (Hold h : holds.values()) {
@@ -858,11 +862,7 @@ public final class CoreLockClient implements LockClient {
                 String reason = deadlineReason();
                 if (reconfirms(h)) {
                     if (h.startOverdue(now)) {
-                        try {
-                            confirmer.execute(() -> renewOverdue(h));
-                        } catch (RejectedExecutionException e) {
-                            return; // closing
-                        }
+                        newlyOverdue.add(h);
                         continue;
                     }
                     if (!h.overdueLongerThan(overdueBoundNanos, now)) {
@@ -875,8 +875,14 @@ public final class CoreLockClient implements LockClient {
                     clearLost(h);
                 }
             }
-        } catch (RuntimeException e) {
-            log.error("unexpected error in lease watchdog on {}", description, e);
+        } finally {
+            if (!newlyOverdue.isEmpty()) {
+                try {
+                    confirmer.execute(() -> neverEnds("renewal of overdue leases", () -> renewOverdue(newlyOverdue)));
+                } catch (RejectedExecutionException e) {
+                    // closing
+                }
+            }
         }
     }
 
@@ -898,51 +904,67 @@ public final class CoreLockClient implements LockClient {
             return false;
         }
         h.startOverdue(now());
-        renewOverdue(h);
+        renewOverdue(List.of(h));
         return true;
     }
 
     /**
-     * Renews one lease whose local deadline passed though no renewal of it failed. Renewed by the server (owner and
-     * token still there, unexpired by its clock, now extended): valid again until send time + validity. Else lost:
-     * the server no longer shows it, or could not be asked (nothing proves the grant). A renewal that comes back
-     * after the watchdog gave up on it clears the grant again, as the release of a lost lease does.
+     * Renews leases whose local deadline passed though no renewal of them failed, in one backend call (as
+     * {@link #renewAll} does). Renewed by the server (owner and token still there, unexpired by its clock, now
+     * extended): valid again until send time + validity. Not shown by the server: lost. The call failed: lost (nothing
+     * proves the grant), unless a regular renewal answered meanwhile and extended the lease past now: then it is
+     * simply valid again. A renewal that comes back after the watchdog gave up on a lease clears the grant again, as
+     * the release of a lost lease does.
      */
-    private void renewOverdue(Hold h) {
-        if (h.state() != Hold.State.HELD) {
+    private void renewOverdue(List<Hold> overdue) {
+        List<Hold> batch = new ArrayList<>(overdue.size());
+        for (Hold h : overdue) {
+            if (h.state() == Hold.State.HELD) {
+                batch.add(h);
+            }
+        }
+        if (batch.isEmpty()) {
             return;
         }
+        List<LeaseKey> keys = new ArrayList<>(batch.size());
+        batch.forEach(h -> keys.add(h.key));
         boolean interrupted = Thread.interrupted(); // on a user's thread: a pool refuses an interrupted borrower
         try {
             long sent = now();
             Set<LeaseKey> renewed;
             try {
-                renewed = backend.renew(List.of(h.key), settings.leaseTime());
+                renewed = backend.renew(keys, settings.leaseTime());
             } catch (LockBackendException e) {
-                if (h.markLost(deadlineReason() + ", and renewing it then failed: " + e.getMessage(),
-                        LockObserver.LossCause.DEADLINE, e)) {
-                    clearLost(h);
+                for (Hold h : batch) {
+                    if (now() - h.deadlineNanos() < 0) {
+                        h.endOverdue(); // a regular renewal answered meanwhile: valid again by that one
+                    } else if (h.markLost(deadlineReason() + ", and renewing it then failed: " + e.getMessage(),
+                            LockObserver.LossCause.DEADLINE, e)) {
+                        clearLost(h);
+                    }
                 }
                 return;
             }
-            if (!renewed.contains(h.key)) {
-                h.markLost("its local deadline passed (this process was paused, or its renewal was late) and the"
-                        + " server no longer shows the grant", LockObserver.LossCause.NOT_ON_SERVER, null);
-                return;
-            }
-            h.extendDeadline(sent + validityNanos);
-            if (now() - h.deadlineNanos() < 0) {
-                h.endOverdue();
-            }
-            if (h.state() == Hold.State.LOST) {
-                try {
-                    backend.release(h.key); // lost meanwhile (the watchdog gave up on this renewal): clear it again
-                } catch (RuntimeException e) {
-                    log.debug("clearing lost lease '{}' after a late renewal failed", h.key.name(), e);
+            for (Hold h : batch) {
+                if (!renewed.contains(h.key)) {
+                    h.markLost("its local deadline passed (this process was paused, or its renewal was late) and"
+                            + " the server no longer shows the grant", LockObserver.LossCause.NOT_ON_SERVER, null);
+                    continue;
+                }
+                h.extendDeadline(sent + validityNanos);
+                if (now() - h.deadlineNanos() < 0) {
+                    h.endOverdue();
+                }
+                if (h.state() == Hold.State.LOST) {
+                    try {
+                        backend.release(h.key); // lost meanwhile (the watchdog gave up on this renewal): clear again
+                    } catch (RuntimeException e) {
+                        log.debug("clearing lost lease '{}' after a late renewal failed", h.key.name(), e);
+                    }
                 }
             }
         } catch (RuntimeException e) {
-            log.error("unexpected error renewing overdue lease '{}' on {}", h.key.name(), description, e);
+            log.error("unexpected error renewing {} overdue lease(s) on {}", batch.size(), description, e);
         } finally {
             if (interrupted) {
                 Thread.currentThread().interrupt();
