@@ -81,6 +81,8 @@ public final class CoreLockClient implements LockClient {
     private static final Logger log = LoggerFactory.getLogger(CoreLockClient.class);
     /** Longest single server-side blocking wait, so interruption and close are noticed between slices. */
     private static final long BLOCKING_SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
+    /** How often an acquisition without a deadline, refused again and again, says so at WARN. */
+    static final long REFUSAL_WARN_NANOS = TimeUnit.SECONDS.toNanos(10);
 
     private final LockBackend backend;
     private final ClientSettings settings;
@@ -367,6 +369,8 @@ public final class CoreLockClient implements LockClient {
         Long firstBusy;
         /** Set when an interrupt arrived while interrupts are deferred; the caller sets the flag again on return. */
         boolean deferredInterrupt;
+        /** When a refusal was last logged at WARN (an acquisition without a deadline), or null. */
+        private Long refusalWarned;
 
         Acquisition(String name, LockMode mode, AcquireOptions options, boolean interruptedBefore) {
             this.name = name;
@@ -502,8 +506,20 @@ public final class CoreLockClient implements LockClient {
             if (!options.waits() || left <= 0) {
                 throw e;
             }
-            log.debug("acquire of '{}' granted nothing ({}); trying again until the wait's deadline", name,
-                    e.getMessage());
+            if (options.forever()) {
+                // no deadline ends this wait with the error: say at WARN that it keeps being refused, now and then
+                long t = now();
+                if (refusalWarned == null || t - refusalWarned >= REFUSAL_WARN_NANOS) {
+                    log.warn("acquire of lock '{}' on {} granted nothing ({}); waiting without a deadline, it tries"
+                            + " again until the backend grants it", name, description, e.getMessage());
+                    refusalWarned = t;
+                } else {
+                    log.debug("acquire of '{}' granted nothing ({}); trying again", name, e.getMessage());
+                }
+            } else {
+                log.debug("acquire of '{}' granted nothing ({}); trying again until the wait's deadline", name,
+                        e.getMessage());
+            }
             long jittered = backoff / 2 + ThreadLocalRandom.current().nextLong(backoff / 2 + 1);
             backoff = Math.min(backoff * 2, maxPoll);
             try {
