@@ -726,12 +726,13 @@ public final class CoreLockClient implements LockClient {
                 } else if (renewed.contains(h.key)) {
                     h.extendDeadline(deadline);
                 } else if (h.state() == Hold.State.HELD) {
-                    // an answer that came after the deadline: the lease had lapsed here first (isValid() was false)
+                    // the server said it no longer shows the grant; an answer that came after the deadline says the
+                    // lease had lapsed here first (isValid() was false), and the server's answer is still the cause
                     boolean lapsed = now() - h.deadlineNanos() >= 0;
-                    if (h.markLost(lapsed ? deadlineReason()
-                            : "the server no longer shows this grant (it expired there or was taken over)",
-                            lapsed ? LockObserver.LossCause.DEADLINE : LockObserver.LossCause.NOT_ON_SERVER, null)
-                            && lapsed) {
+                    if (h.markLost(lapsed ? deadlineReason() + ", and the renewal's late answer showed that the"
+                                    + " server no longer has the grant"
+                                    : "the server no longer shows this grant (it expired there or was taken over)",
+                            LockObserver.LossCause.NOT_ON_SERVER, null) && lapsed) {
                         clearLost(h);
                     }
                 }
