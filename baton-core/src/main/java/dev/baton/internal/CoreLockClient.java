@@ -69,9 +69,10 @@ import java.util.function.Supplier;
  * <p>A passed deadline over a backend that {@link ConfirmsGrants confirms grants}: if no renewal of the lease failed
  * (this process was paused, by a long GC or a stopped container, or a renewal is late), the passed deadline is only
  * uncertain: the lease is not valid, and it is renewed once more, on a thread of its own, before anything calls it
- * lost. Renewed (the server still showed the grant, owner and token, and extended it): valid again. Not renewed, or
- * the server could not be asked, or no answer within half the lease time (at least 250 ms, at most 1 s): lost. A
- * lease whose renewal failed is lost at its deadline, as over every other backend.
+ * lost (the leases one watchdog pass finds overdue are renewed together, in one call). Renewed (the server still
+ * showed the grant, owner and token, and extended it): valid again. Not renewed, or the server could not be asked
+ * (unless a regular renewal extended the lease meanwhile), or no answer within half the lease time (at least 250 ms,
+ * at most 1 s): lost. A lease whose renewal failed is lost at its deadline, as over every other backend.
  *
  * <p>Over a backend that {@link ReportsSessionState reports its session's state}: a suspended session makes every
  * held lease uncertain (not valid, not lost, its deadline still running); a resumed one has each uncertain lease
