@@ -36,11 +36,17 @@ public interface LockObserver {
     enum LossCause {
         /** No successful renewal before the lease's local deadline (the server unreachable, the client stalled). */
         DEADLINE,
-        /** The server no longer shows the grant: it expired there or another holder took it over. */
+        /**
+         * The server no longer shows the grant: it expired there or another holder took it over, or the connection
+         * that held it ended (the JDBC session strategy's lost connection is reported so, at the next renewal).
+         */
         NOT_ON_SERVER,
         /** A renewal found less time left on the server than the client counted on: the server's clock jumped. */
         CLOCK_JUMP,
-        /** The backend's server session ended (ZooKeeper session expiry, a session-strategy connection lost). */
+        /**
+         * The backend's server session ended and it said so (ZooKeeper's session expiry). The JDBC session strategy's
+         * lost connection shows as {@link #NOT_ON_SERVER} instead.
+         */
         SESSION_LOST,
         /** The lock client was closed while the lease was held. */
         CLIENT_CLOSED

@@ -37,6 +37,7 @@ import java.net.InetAddress;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -69,9 +70,10 @@ import java.util.function.Supplier;
  * <p>A passed deadline over a backend that {@link ConfirmsGrants confirms grants}: if no renewal of the lease failed
  * (this process was paused, by a long GC or a stopped container, or a renewal is late), the passed deadline is only
  * uncertain: the lease is not valid, and it is renewed once more, on a thread of its own, before anything calls it
- * lost. Renewed (the server still showed the grant, owner and token, and extended it): valid again. Not renewed, or
- * the server could not be asked, or no answer within half the lease time (at least 250 ms, at most 1 s): lost. A
- * lease whose renewal failed is lost at its deadline, as over every other backend.
+ * lost (the leases one watchdog pass finds overdue are renewed together, in one call). Renewed (the server still
+ * showed the grant, owner and token, and extended it): valid again. Not renewed, or the server could not be asked
+ * (unless a regular renewal extended the lease meanwhile), or no answer within half the lease time (at least 250 ms,
+ * at most 1 s): lost. A lease whose renewal failed is lost at its deadline, as over every other backend.
  *
  * <p>Over a backend that {@link ReportsSessionState reports its session's state}: a suspended session makes every
  * held lease uncertain (not valid, not lost, its deadline still running); a resumed one has each uncertain lease
@@ -81,6 +83,8 @@ public final class CoreLockClient implements LockClient {
     private static final Logger log = LoggerFactory.getLogger(CoreLockClient.class);
     /** Longest single server-side blocking wait, so interruption and close are noticed between slices. */
     private static final long BLOCKING_SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
+    /** How often an acquisition without a deadline, refused again and again, says so at WARN. */
+    static final long REFUSAL_WARN_NANOS = TimeUnit.SECONDS.toNanos(10);
 
     private final LockBackend backend;
     private final ClientSettings settings;
@@ -159,10 +163,24 @@ public final class CoreLockClient implements LockClient {
         }
         backend.start(clientId);
         long renewNanos = settings.renewInterval().toNanos();
-        renewer.scheduleWithFixedDelay(this::renewAll, renewNanos, renewNanos, TimeUnit.NANOSECONDS);
+        renewer.scheduleWithFixedDelay(() -> neverEnds("lease renewal", this::renewAll), renewNanos, renewNanos,
+                TimeUnit.NANOSECONDS);
         long checkNanos = Math.max(TimeUnit.MILLISECONDS.toNanos(5),
                 Math.min(settings.leaseTime().toNanos() / 20, TimeUnit.MILLISECONDS.toNanos(250)));
-        watchdog.scheduleWithFixedDelay(this::expireOverdue, checkNanos, checkNanos, TimeUnit.NANOSECONDS);
+        watchdog.scheduleWithFixedDelay(() -> neverEnds("lease watchdog", this::expireOverdue), checkNanos,
+                checkNanos, TimeUnit.NANOSECONDS);
+    }
+
+    /**
+     * Runs one pass of a periodic task so that nothing it throws, an {@link Error} too, ends the task: a scheduled
+     * executor runs a task that threw never again, which would end renewal or loss detection for good.
+     */
+    private void neverEnds(String what, Runnable pass) {
+        try {
+            pass.run();
+        } catch (Throwable e) {
+            log.error("unexpected error in {} on {}; it goes on", what, description, e);
+        }
     }
 
     private static java.util.concurrent.ThreadFactory daemon(String name) {
@@ -353,6 +371,8 @@ public final class CoreLockClient implements LockClient {
         Long firstBusy;
         /** Set when an interrupt arrived while interrupts are deferred; the caller sets the flag again on return. */
         boolean deferredInterrupt;
+        /** When a refusal was last logged at WARN (an acquisition without a deadline), or null. */
+        private Long refusalWarned;
 
         Acquisition(String name, LockMode mode, AcquireOptions options, boolean interruptedBefore) {
             this.name = name;
@@ -488,8 +508,20 @@ public final class CoreLockClient implements LockClient {
             if (!options.waits() || left <= 0) {
                 throw e;
             }
-            log.debug("acquire of '{}' granted nothing ({}); trying again until the wait's deadline", name,
-                    e.getMessage());
+            if (options.forever()) {
+                // no deadline ends this wait with the error: say at WARN that it keeps being refused, now and then
+                long t = now();
+                if (refusalWarned == null || t - refusalWarned >= REFUSAL_WARN_NANOS) {
+                    log.warn("acquire of lock '{}' on {} granted nothing ({}); waiting without a deadline, it tries"
+                            + " again until the backend grants it", name, description, e.getMessage());
+                    refusalWarned = t;
+                } else {
+                    log.debug("acquire of '{}' granted nothing ({}); trying again", name, e.getMessage());
+                }
+            } else {
+                log.debug("acquire of '{}' granted nothing ({}); trying again until the wait's deadline", name,
+                        e.getMessage());
+            }
             long jittered = backoff / 2 + ThreadLocalRandom.current().nextLong(backoff / 2 + 1);
             backoff = Math.min(backoff * 2, maxPoll);
             try {
@@ -605,8 +637,8 @@ public final class CoreLockClient implements LockClient {
             // past its deadline before the watchdog looked: lost all the same, and its listeners run once
             hold.markLost(deadlineReason(), LockObserver.LossCause.DEADLINE, null);
         }
-        Hold.State before = hold.state();
-        if (!hold.dropHold()) {
+        Hold.State before = hold.dropHold(); // the state it left, in one step with the move to RELEASED
+        if (before == null) {
             return;
         }
         if (observer != null) {
@@ -696,12 +728,13 @@ public final class CoreLockClient implements LockClient {
                 } else if (renewed.contains(h.key)) {
                     h.extendDeadline(deadline);
                 } else if (h.state() == Hold.State.HELD) {
-                    // an answer that came after the deadline: the lease had lapsed here first (isValid() was false)
+                    // the server said it no longer shows the grant; an answer that came after the deadline says the
+                    // lease had lapsed here first (isValid() was false), and the server's answer is still the cause
                     boolean lapsed = now() - h.deadlineNanos() >= 0;
-                    if (h.markLost(lapsed ? deadlineReason()
-                            : "the server no longer shows this grant (it expired there or was taken over)",
-                            lapsed ? LockObserver.LossCause.DEADLINE : LockObserver.LossCause.NOT_ON_SERVER, null)
-                            && lapsed) {
+                    if (h.markLost(lapsed ? deadlineReason() + ", and the renewal's late answer showed that the"
+                                    + " server no longer has the grant"
+                                    : "the server no longer shows this grant (it expired there or was taken over)",
+                            LockObserver.LossCause.NOT_ON_SERVER, null) && lapsed) {
                         clearLost(h);
                     }
                 }
@@ -831,10 +864,14 @@ public final class CoreLockClient implements LockClient {
     }
 
     /**
-     * Marks leases lost once their conservative deadline has passed; one whose renewals did not fail is renewed once
-     * first, on the confirmer thread, and lost only if that does not renew it in time. Runs on the watchdog thread.
+     * Marks leases lost once their conservative deadline has passed; those whose renewals did not fail are renewed
+     * once first, on the confirmer thread, and lost only if that does not renew them in time. The leases a pass finds
+     * newly overdue are renewed together, in one backend call (after a pause, every held lease is overdue at once:
+     * one round trip each would run the bound out for the last ones), and the bound counts from that pass. Runs on
+     * the watchdog thread.
      */
     private void expireOverdue() {
+        List<Hold> newlyOverdue = new ArrayList<>();
         try {
             long now = now();
             for (Hold h : holds.values()) {
@@ -844,11 +881,7 @@ public final class CoreLockClient implements LockClient {
                 String reason = deadlineReason();
                 if (reconfirms(h)) {
                     if (h.startOverdue(now)) {
-                        try {
-                            confirmer.execute(() -> renewOverdue(h));
-                        } catch (RejectedExecutionException e) {
-                            return; // closing
-                        }
+                        newlyOverdue.add(h);
                         continue;
                     }
                     if (!h.overdueLongerThan(overdueBoundNanos, now)) {
@@ -861,8 +894,14 @@ public final class CoreLockClient implements LockClient {
                     clearLost(h);
                 }
             }
-        } catch (RuntimeException e) {
-            log.error("unexpected error in lease watchdog on {}", description, e);
+        } finally {
+            if (!newlyOverdue.isEmpty()) {
+                try {
+                    confirmer.execute(() -> neverEnds("renewal of overdue leases", () -> renewOverdue(newlyOverdue)));
+                } catch (RejectedExecutionException e) {
+                    // closing
+                }
+            }
         }
     }
 
@@ -884,55 +923,77 @@ public final class CoreLockClient implements LockClient {
             return false;
         }
         h.startOverdue(now());
-        renewOverdue(h);
+        renewOverdue(List.of(h));
         return true;
     }
 
     /**
-     * Renews one lease whose local deadline passed though no renewal of it failed. Renewed by the server (owner and
-     * token still there, unexpired by its clock, now extended): valid again until send time + validity. Else lost:
-     * the server no longer shows it, or could not be asked (nothing proves the grant). A renewal that comes back
-     * after the watchdog gave up on it clears the grant again, as the release of a lost lease does.
+     * Renews leases whose local deadline passed though no renewal of them failed, in one backend call (as
+     * {@link #renewAll} does). Renewed by the server (owner and token still there, unexpired by its clock, now
+     * extended): valid again until send time + validity. Not shown by the server: lost. The call failed: lost (nothing
+     * proves the grant), unless a regular renewal answered meanwhile and extended the lease past now: then it is
+     * simply valid again. A renewal that comes back after the watchdog gave up on a lease clears the grant again, as
+     * the release of a lost lease does.
      */
-    private void renewOverdue(Hold h) {
-        if (h.state() != Hold.State.HELD) {
+    private void renewOverdue(List<Hold> overdue) {
+        List<Hold> batch = new ArrayList<>(overdue.size());
+        for (Hold h : overdue) {
+            if (h.state() == Hold.State.HELD) {
+                batch.add(h);
+            }
+        }
+        if (batch.isEmpty()) {
             return;
         }
+        List<LeaseKey> keys = new ArrayList<>(batch.size());
+        batch.forEach(h -> keys.add(h.key));
         boolean interrupted = Thread.interrupted(); // on a user's thread: a pool refuses an interrupted borrower
         try {
             long sent = now();
             Set<LeaseKey> renewed;
             try {
-                renewed = backend.renew(List.of(h.key), settings.leaseTime());
-                if (renewed.contains(h.key) && backend instanceof ConfirmsGrants confirming
-                        && !confirming.renewalAsksTheServer() && !confirming.confirm(h.key)) {
-                    renewed = Set.of(); // a renewal answered without the server: only its answer counts
+                renewed = backend.renew(keys, settings.leaseTime());
+                if (backend instanceof ConfirmsGrants confirming && !confirming.renewalAsksTheServer()) {
+                    // a renewal that may answer without the server (a busy session): only the server's answer counts
+                    Set<LeaseKey> confirmed = new HashSet<>();
+                    for (LeaseKey key : renewed) {
+                        if (confirming.confirm(key)) {
+                            confirmed.add(key);
+                        }
+                    }
+                    renewed = confirmed;
                 }
             } catch (LockBackendException e) {
-                if (h.markLost(deadlineReason() + ", and renewing it then failed: " + e.getMessage(),
-                        LockObserver.LossCause.DEADLINE, e)) {
-                    clearLost(h);
+                for (Hold h : batch) {
+                    if (now() - h.deadlineNanos() < 0) {
+                        h.endOverdue(); // a regular renewal answered meanwhile: valid again by that one
+                    } else if (h.markLost(deadlineReason() + ", and renewing it then failed: " + e.getMessage(),
+                            LockObserver.LossCause.DEADLINE, e)) {
+                        clearLost(h);
+                    }
                 }
                 return;
             }
-            if (!renewed.contains(h.key)) {
-                h.markLost("its local deadline passed (this process was paused, or its renewal was late) and the"
-                        + " server no longer shows the grant", LockObserver.LossCause.NOT_ON_SERVER, null);
-                return;
-            }
-            h.extendDeadline(sent + validityNanos);
-            if (now() - h.deadlineNanos() < 0) {
-                h.endOverdue();
-            }
-            if (h.state() == Hold.State.LOST) {
-                try {
-                    backend.release(h.key); // lost meanwhile (the watchdog gave up on this renewal): clear it again
-                } catch (RuntimeException e) {
-                    log.debug("clearing lost lease '{}' after a late renewal failed", h.key.name(), e);
+            for (Hold h : batch) {
+                if (!renewed.contains(h.key)) {
+                    h.markLost("its local deadline passed (this process was paused, or its renewal was late) and"
+                            + " the server no longer shows the grant", LockObserver.LossCause.NOT_ON_SERVER, null);
+                    continue;
+                }
+                h.extendDeadline(sent + validityNanos);
+                if (now() - h.deadlineNanos() < 0) {
+                    h.endOverdue();
+                }
+                if (h.state() == Hold.State.LOST) {
+                    try {
+                        backend.release(h.key); // lost meanwhile (the watchdog gave up on this renewal): clear again
+                    } catch (RuntimeException e) {
+                        log.debug("clearing lost lease '{}' after a late renewal failed", h.key.name(), e);
+                    }
                 }
             }
         } catch (RuntimeException e) {
-            log.error("unexpected error renewing overdue lease '{}' on {}", h.key.name(), description, e);
+            log.error("unexpected error renewing {} overdue lease(s) on {}", batch.size(), description, e);
         } finally {
             if (interrupted) {
                 Thread.currentThread().interrupt();

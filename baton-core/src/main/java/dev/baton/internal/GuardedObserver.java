@@ -8,8 +8,9 @@ import org.slf4j.LoggerFactory;
 import java.time.Duration;
 
 /**
- * A user's {@link LockObserver} behind a guard: an exception it throws is logged and ignored, so an observer never
- * changes the outcome of the call it observes. Only clients with an observer create one; the others skip every
+ * A user's {@link LockObserver} behind a guard: anything it throws, an {@link Error} too (an
+ * {@link AssertionError}, a {@link NoClassDefFoundError} of a missing metrics library), is logged and ignored, so an
+ * observer never changes the outcome of the call it observes, nor stops the renewer or the watchdog thread. Only clients with an observer create one; the others skip every
  * call.
  */
 final class GuardedObserver {
@@ -27,7 +28,7 @@ final class GuardedObserver {
         try {
             LockObserver.Acquisition a = observer.acquireStarted(backend, lockName, waits);
             return a != null ? a : LockObserver.Acquisition.NONE;
-        } catch (RuntimeException e) {
+        } catch (Throwable e) {
             failed("acquireStarted", e);
             return LockObserver.Acquisition.NONE;
         }
@@ -37,7 +38,7 @@ final class GuardedObserver {
                       Throwable error) {
         try {
             a.ended(outcome, Duration.ofNanos(latencyNanos), Duration.ofNanos(waitedNanos), error);
-        } catch (RuntimeException e) {
+        } catch (Throwable e) {
             failed("Acquisition.ended", e);
         }
     }
@@ -45,7 +46,7 @@ final class GuardedObserver {
     void leaseGranted(String lockName, long token) {
         try {
             observer.leaseGranted(backend, lockName, token);
-        } catch (RuntimeException e) {
+        } catch (Throwable e) {
             failed("leaseGranted", e);
         }
     }
@@ -53,7 +54,7 @@ final class GuardedObserver {
     void leaseReleased(String lockName, long heldNanos, boolean wasLost) {
         try {
             observer.leaseReleased(backend, lockName, Duration.ofNanos(Math.max(0, heldNanos)), wasLost);
-        } catch (RuntimeException e) {
+        } catch (Throwable e) {
             failed("leaseReleased", e);
         }
     }
@@ -61,7 +62,7 @@ final class GuardedObserver {
     void leaseLost(String lockName, LockObserver.LossCause cause, LockLostException reason) {
         try {
             observer.leaseLost(backend, lockName, cause, reason);
-        } catch (RuntimeException e) {
+        } catch (Throwable e) {
             failed("leaseLost", e);
         }
     }
@@ -69,12 +70,12 @@ final class GuardedObserver {
     void renewed(int renewed, int failed, long tookNanos) {
         try {
             observer.renewed(backend, renewed, failed, Duration.ofNanos(Math.max(0, tookNanos)));
-        } catch (RuntimeException e) {
+        } catch (Throwable e) {
             failed("renewed", e);
         }
     }
 
-    private void failed(String method, RuntimeException e) {
+    private void failed(String method, Throwable e) {
         log.warn("LockObserver {}.{} threw; ignored", observer.getClass().getName(), method, e);
     }
 }

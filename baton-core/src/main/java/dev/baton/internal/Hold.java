@@ -135,14 +135,19 @@ final class Hold {
         return true;
     }
 
-    /** Drops one hold; returns true if it was the last one, after which the hold is RELEASED. */
-    synchronized boolean dropHold() {
+    /**
+     * Drops one hold. On the last one the grant moves to RELEASED and the state it left is returned (HELD, or LOST),
+     * in one step, so a loss that comes at the same moment either happened before (LOST: the release is of a lost
+     * lease) or does not happen at all; null while other holds remain.
+     */
+    synchronized State dropHold() {
         holdCount--;
         if (holdCount > 0) {
-            return false;
+            return null;
         }
+        State left = state;
         state = State.RELEASED;
-        return true;
+        return left;
     }
 
     boolean isValid(long nowNanos) {

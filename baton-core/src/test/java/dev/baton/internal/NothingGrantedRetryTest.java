@@ -28,9 +28,11 @@ class NothingGrantedRetryTest {
         final AtomicInteger attempts = new AtomicInteger();
         volatile int failures;
         volatile boolean unknownOutcome;
+        volatile Runnable beforeAttempt = () -> { };
 
         @Override
         public synchronized AcquireResult tryAcquire(AcquireRequest request) {
+            beforeAttempt.run();
             if (attempts.incrementAndGet() <= failures) {
                 if (unknownOutcome) {
                     throw new LockBackendException("retry-test", "acquire has an unknown outcome", null);
@@ -91,5 +93,28 @@ class NothingGrantedRetryTest {
                     .isInstanceOf(LockBackendException.class).isNotInstanceOf(NothingGrantedException.class);
             assertThat(b.backend.attempts).hasValue(1);
         }
+    }
+
+    /**
+     * An acquire without a deadline that the backend keeps refusing (disconnected) would wait silently for ever: it
+     * says so at WARN on the first refusal, naming the lock and the error, then at most every 10 s.
+     */
+    @Test
+    void anAcquireWithoutADeadlineRefusedAgainAndAgainSaysSoAtWarnNowAndThen() {
+        java.util.concurrent.atomic.AtomicLong clock = new java.util.concurrent.atomic.AtomicLong(1_000_000_000L);
+        Builder b = new Builder().maxPollInterval(Duration.ofMillis(20)).ticker(clock::get);
+        b.backend.failures = 5;
+        b.backend.beforeAttempt = () -> clock.addAndGet(java.util.concurrent.TimeUnit.SECONDS.toNanos(4));
+        java.io.PrintStream err = System.err;
+        java.io.ByteArrayOutputStream captured = new java.io.ByteArrayOutputStream();
+        System.setErr(new java.io.PrintStream(captured, true));
+        try (LockClient client = b.build(); Lease lease = client.lock("refused-forever").acquire()) {
+            assertThat(lease.isValid()).isTrue();
+        } finally {
+            System.setErr(err);
+        }
+        // refusals at 4, 8, 12, 16 and 20 s: said at 4 and 16 s
+        assertThat(captured.toString().lines().filter(l -> l.contains("WARN")
+                && l.contains("'refused-forever'") && l.contains("not sent: disconnected"))).hasSize(2);
     }
 }

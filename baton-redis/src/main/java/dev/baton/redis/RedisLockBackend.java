@@ -142,14 +142,17 @@ final class RedisLockBackend implements NotifiesReleases, ConfirmsGrants, ReadWr
             c.setTimeout(commandTimeout);
             p = client.connectPubSub(StringCodec.UTF8);
             p.setTimeout(commandTimeout);
-        } catch (RedisException e) {
+        } catch (RuntimeException e) {
             if (c != null) {
                 c.close();
             }
             if (ownsClient) {
-                client.shutdown();
+                shutdownOwnClient(); // and its resources: each failed build() would leak Lettuce's threads
             }
-            throw new LockBackendException(description, "cannot connect to Redis: " + e.getMessage(), e);
+            if (e instanceof RedisException) {
+                throw new LockBackendException(description, "cannot connect to Redis: " + e.getMessage(), e);
+            }
+            throw e;
         }
         this.connection = c;
         this.commands = c.sync();
@@ -901,11 +904,19 @@ final class RedisLockBackend implements NotifiesReleases, ConfirmsGrants, ReadWr
                 connection.close();
             } finally {
                 if (ownsClient) {
-                    client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
-                    // created with resources of its own (a bounded reconnect delay), which its shutdown leaves open
-                    client.getResources().shutdown(0, 2, TimeUnit.SECONDS);
+                    shutdownOwnClient();
                 }
             }
+        }
+    }
+
+    /** Shuts down a client this backend created, with the resources it was created with. */
+    private void shutdownOwnClient() {
+        try {
+            client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+        } finally {
+            // created with resources of its own (a bounded reconnect delay), which its shutdown leaves open
+            client.getResources().shutdown(0, 2, TimeUnit.SECONDS);
         }
     }
 }

@@ -12,8 +12,9 @@ import java.util.List;
 import java.util.function.Consumer;
 
 /**
- * Every {@link LockObserver} bean of the application, as the one observer a client takes, called in order; one that
- * throws is logged and skipped, so the others are still told.
+ * Every {@link LockObserver} bean of the application, as the one observer a client takes, called in order (an
+ * acquisition's end in reverse order, so scopes the observers opened close nested); one that throws is logged and
+ * skipped, so the others are still told.
  */
 final class CompositeObserver implements LockObserver {
     private static final Logger log = LoggerFactory.getLogger(CompositeObserver.class);
@@ -37,19 +38,24 @@ final class CompositeObserver implements LockObserver {
         for (LockObserver o : observers) {
             try {
                 each.add(o.acquireStarted(backend, lockName, waits));
-            } catch (RuntimeException e) {
+            } catch (RuntimeException | Error e) {
                 log.warn("LockObserver {} threw; ignored", o, e);
             }
         }
-        return (outcome, latency, waited, error) -> each.forEach(a -> {
-            try {
-                if (a != null) {
-                    a.ended(outcome, latency, waited, error);
+        // ended in reverse: an observer that opened a scope (a tracing span made current) closes it after the ones
+        // opened after it, as nested scopes must be closed
+        return (outcome, latency, waited, error) -> {
+            for (int i = each.size() - 1; i >= 0; i--) {
+                Acquisition a = each.get(i);
+                try {
+                    if (a != null) {
+                        a.ended(outcome, latency, waited, error);
+                    }
+                } catch (RuntimeException | Error e) {
+                    log.warn("LockObserver acquisition {} threw; ignored", a, e);
                 }
-            } catch (RuntimeException e) {
-                log.warn("LockObserver acquisition {} threw; ignored", a, e);
             }
-        });
+        };
     }
 
     @Override
@@ -76,7 +82,7 @@ final class CompositeObserver implements LockObserver {
         for (LockObserver o : observers) {
             try {
                 call.accept(o);
-            } catch (RuntimeException e) {
+            } catch (RuntimeException | Error e) {
                 log.warn("LockObserver {} threw; ignored", o, e);
             }
         }
