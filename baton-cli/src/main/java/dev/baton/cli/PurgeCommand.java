@@ -1,6 +1,6 @@
 package dev.baton.cli;
 
-import dev.baton.checker.Durations;
+import dev.baton.internal.Durations;
 
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -32,7 +32,7 @@ final class PurgeCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--older-than", required = true, paramLabel = "DURATION", converter = Durations.Converter.class,
+    @Option(names = "--older-than", required = true, paramLabel = "DURATION", converter = DurationConverter.class,
             description = "How long ago a lease must have ended (at least 1s, at most 87600h).")
     Duration olderThan;
 
