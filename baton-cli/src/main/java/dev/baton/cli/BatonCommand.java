@@ -391,8 +391,12 @@ public final class BatonCommand implements Callable<Integer> {
             java.util.logging.Logger.getLogger("").setLevel(java.util.logging.Level.OFF);
         }
         setDefault(LOG_PREFIX + "logFile", "System.err");
-        setDefault(LOG_PREFIX + "showDateTime", "true");
-        setDefault(LOG_PREFIX + "dateTimeFormat", "HH:mm:ss.SSS");
+        if (verbose || warnings) {
+            // only when something is logged: the logger builds its date format (and loads the locale's data,
+            // tens of milliseconds) at start-up whenever one is set
+            setDefault(LOG_PREFIX + "showDateTime", "true");
+            setDefault(LOG_PREFIX + "dateTimeFormat", "HH:mm:ss.SSS");
+        }
     }
 
     private static void setDefault(String key, String value) {

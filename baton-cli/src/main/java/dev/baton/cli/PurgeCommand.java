@@ -18,7 +18,7 @@ import java.util.concurrent.Callable;
         description = {"A held lock never matches: its lease has not ended. Fencing tokens keep increasing after"
                 + " a purge (they come from a sequence or counter, not the row); purge rows that ended long ago"
                 + " (an hour, not seconds): see the README's caveat 'Purge and tokens'.",
-                "Durations: 500ms, 10s, 2m, 1h. Nothing is created; a missing table is an error."},
+                "Durations: 500ms, 10s, 1.5s, 2m, 1h, 1h30m. Nothing is created; a missing table is an error."},
         exitCodeListHeading = "%nExit status:%n",
         exitCodeList = {"0:purged (the number of rows is printed, 0 included)", "64:bad arguments or URL",
                 "66:no lock table (or SQLite file) there", "69:database unreachable",
