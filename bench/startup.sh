@@ -6,6 +6,7 @@
 #   bench/startup.sh                     10 rounds, this checkout's bin/baton, every backend
 #   bench/startup.sh --rounds 20 --only sqlite,postgresql
 #   bench/startup.sh --launcher /path/to/other/checkout/bin/baton --label main   (another build, same table)
+#   bench/startup.sh --also main=/path/to/other/checkout/bin/baton   (both builds in the same rounds and table)
 #   bench/startup.sh --out DIR           where the table goes (default bench/results; - for stdout only)
 #
 # Each round runs every command once, in turn (so a busy machine slows them alike); the table gives each
@@ -20,6 +21,7 @@ rounds=10
 only="sqlite,postgresql,mariadb,redis,zookeeper"
 launcher="$root/bin/baton"
 label=""
+also=()
 out="$root/bench/results"
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -27,6 +29,7 @@ while [ $# -gt 0 ]; do
     --only) only="$2"; shift 2 ;;
     --launcher) launcher="$2"; shift 2 ;;
     --label) label="$2"; shift 2 ;;
+    --also) also+=("$2"); shift 2 ;;
     --out) out="$2"; shift 2 ;;
     *) echo "startup.sh: unknown argument '$1' (see the comment at the top of bench/startup.sh)" >&2; exit 64 ;;
   esac
@@ -56,6 +59,10 @@ for b in "${backends[@]}"; do
   [ -n "${url[$b]:-}" ] || { echo "startup.sh: unknown backend '$b' (sqlite, postgresql, mariadb, redis, zookeeper)" >&2; exit 64; }
   names+=("$b")
   cmd[$b]="$launcher run --url ${url[$b]} --lock $lock -- true"
+  for other in "${also[@]}"; do
+    names+=("$b (${other%%=*})")
+    cmd[$b (${other%%=*})]="${other#*=} run --url ${url[$b]} --lock $lock -- true"
+  done
 done
 
 # One call each first: builds the jar and its start-up archive if they are missing, and checks that it works.
