@@ -1,5 +1,7 @@
 package dev.baton.checker;
 
+import dev.baton.internal.BatonVersion;
+import dev.baton.internal.Durations;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.IVersionProvider;

@@ -10,7 +10,7 @@ import dev.baton.LockLostException;
 import dev.baton.LockNames;
 import dev.baton.LockTimeoutException;
 import dev.baton.NothingGrantedException;
-import dev.baton.checker.Durations;
+import dev.baton.internal.Durations;
 import dev.baton.jdbc.Strategy;
 import dev.baton.jdbc.StrategyConflictException;
 import picocli.CommandLine.Command;
@@ -74,7 +74,7 @@ import java.util.concurrent.TimeoutException;
                         + " leaves running when it exits gets SIGTERM, SIGKILL after --grace. If baton is"
                         + " killed, even with SIGKILL, the group is killed.",
                 "The lock table is created in the database if it is missing.",
-                "Durations: 500ms, 10s, 2m, 1h, or a number of seconds (10, 0.5, 0)."},
+                "Durations: 500ms, 10s, 2m, 1h, 1.5s, 1h30m, or a number of seconds (10, 0.5, 0)."},
         exitCodeListHeading = "%nExit status:%n",
         exitCodeList = {
                 "N:the command's status (128+signal if a signal ended it)",
@@ -115,9 +115,12 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
     @Option(names = "--lock", required = true, paramLabel = "NAME", description = "Lock name.")
     String lockName;
 
-    @Option(names = {"-w", "--wait"}, paramLabel = "DURATION", converter = Durations.Converter.class,
+    @Option(names = {"-w", "--wait"}, paramLabel = "DURATION", converter = DurationConverter.class,
             description = "How long to wait for the lock; 0 tries once. Default: until acquired.")
     Duration wait;
+
+    @Option(names = {"-n", "--nonblock"}, description = "Try once, do not wait: --wait 0 (as flock -n).")
+    boolean nonblock;
 
     @Option(names = "--strategy", paramLabel = "lease|session", defaultValue = "lease",
             converter = StrategyConverter.class,
@@ -128,12 +131,12 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
                     + " direct connection; not on SQLite."})
     Strategy strategy;
 
-    @Option(names = "--lease", paramLabel = "DURATION", converter = Durations.Converter.class,
+    @Option(names = "--lease", paramLabel = "DURATION", converter = DurationConverter.class,
             defaultValue = "10s", description = "Lease time, renewed while the command runs"
             + " (default ${DEFAULT-VALUE}, 100ms to 24h). Bounds how long a crashed baton keeps the lock.")
     Duration lease;
 
-    @Option(names = "--grace", paramLabel = "DURATION", converter = Durations.Converter.class,
+    @Option(names = "--grace", paramLabel = "DURATION", converter = DurationConverter.class,
             defaultValue = "10s", description = "Time between SIGTERM and SIGKILL when the lease is lost, after a"
             + " signal passed on to the command, and for what the command leaves running when it exits"
             + " (default ${DEFAULT-VALUE}, at most 1h).")
@@ -149,35 +152,31 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
     @Mixin
     DatabaseOptions database;
 
-    @Parameters(arity = "1..*", paramLabel = "COMMAND", description = "The command and its arguments"
-            + " (put -- before it).")
+    @Option(names = {"-c", "--command"}, paramLabel = "STRING", description = "Run STRING with sh -c (as flock"
+            + " -c) instead of a COMMAND.")
+    String shellCommand;
+
+    @Parameters(arity = "0..*", paramLabel = "COMMAND", description = "The command and its arguments"
+            + " (put -- before it), unless -c gives one.")
     List<String> command;
+
+    /** Where {@link #call()} writes when it runs without picocli ({@link RunFastPath}); else the command line's. */
+    PrintWriter errWriter;
 
     @Override
     public Integer call() {
-        try {
-            LockNames.validate(lockName);
-        } catch (IllegalArgumentException e) {
-            throw new ParameterException(spec.commandLine(), "invalid --lock: " + e.getMessage());
+        String invalid = invalid();
+        if (invalid != null) {
+            throw new ParameterException(spec.commandLine(), invalid);
         }
-        if (lease.compareTo(MIN_LEASE) < 0) {
-            throw new ParameterException(spec.commandLine(), "--lease must be at least 100ms, was "
-                    + Durations.format(lease));
+        if (nonblock) {
+            wait = Duration.ZERO;
         }
-        if (conflictExitCode != null && (conflictExitCode < 1 || conflictExitCode > 255)) {
-            throw new ParameterException(spec.commandLine(), "--conflict-exit-code must be 1 to 255, was "
-                    + conflictExitCode);
-        }
-        try {
-            Durations.requireAtMost("--lease", lease, MAX_LEASE, "it only bounds how long a crashed baton keeps"
-                    + " the lock; a running command's lease is renewed however long it runs");
-            Durations.requireAtMost("--wait", wait, MAX_WAIT, "leave --wait out to wait until acquired");
-            Durations.requireAtMost("--grace", grace, MAX_GRACE, "the time a command gets to stop");
-        } catch (IllegalArgumentException e) {
-            throw new ParameterException(spec.commandLine(), e.getMessage());
+        if (shellCommand != null) {
+            command = List.of("sh", "-c", shellCommand);
         }
         DatabaseUrl url = database.resolveUrl();
-        PrintWriter err = spec.commandLine().getErr();
+        PrintWriter err = errWriter != null ? errWriter : spec.commandLine().getErr();
         try (SignalForwarder signals = SignalForwarder.install(Thread.currentThread())) {
             DatabaseOptions.OpenClient open;
             try {
@@ -211,6 +210,41 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
                 }
             }
         }
+    }
+
+    /** What is wrong with the options, as the usage error says it; null if nothing. */
+    String invalid() {
+        try {
+            LockNames.validate(lockName);
+        } catch (IllegalArgumentException e) {
+            return "invalid --lock: " + e.getMessage();
+        }
+        if (lease.compareTo(MIN_LEASE) < 0) {
+            return "--lease must be at least 100ms, was " + Durations.format(lease);
+        }
+        if (conflictExitCode != null && (conflictExitCode < 1 || conflictExitCode > 255)) {
+            return "--conflict-exit-code must be 1 to 255, was " + conflictExitCode;
+        }
+        if (nonblock && wait != null) {
+            return "-n (--nonblock) is --wait 0: give one of them";
+        }
+        boolean hasCommand = command != null && !command.isEmpty();
+        if (shellCommand != null && hasCommand) {
+            return "-c gives the command as one shell string; it takes no COMMAND after it, found '"
+                    + command.get(0) + "'";
+        }
+        if (shellCommand == null && !hasCommand) {
+            return "Missing required parameter: 'COMMAND' (or -c 'shell command')";
+        }
+        try {
+            Durations.requireAtMost("--lease", lease, MAX_LEASE, "it only bounds how long a crashed baton keeps"
+                    + " the lock; a running command's lease is renewed however long it runs");
+            Durations.requireAtMost("--wait", wait, MAX_WAIT, "leave --wait out to wait until acquired");
+            Durations.requireAtMost("--grace", grace, MAX_GRACE, "the time a command gets to stop");
+        } catch (IllegalArgumentException e) {
+            return e.getMessage();
+        }
+        return null;
     }
 
     /**

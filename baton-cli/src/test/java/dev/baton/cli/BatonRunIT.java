@@ -863,6 +863,46 @@ class BatonRunIT {
         assertThat(noJava.errLines()).as("stderr").allMatch(l -> l.startsWith("baton: "));
     }
 
+    /**
+     * The first build says what it does, one line per module, and its stderr carries no escape sequence: a fake
+     * mvn (no JVM is started) writes what Maven 3.8 writes to a pipe, ESC[0m resets included, and fails.
+     */
+    @Test
+    void theBuildShowsProgressWithoutEscapeSequences() throws Exception {
+        Path launcher = Path.of("").toAbsolutePath().getParent().resolve("bin").resolve("baton");
+        Path checkout = dir.resolve("checkout-esc");
+        Files.createDirectories(checkout.resolve("bin"));
+        Files.copy(launcher, checkout.resolve("bin/baton"));
+        checkout.resolve("bin/baton").toFile().setExecutable(true);
+        Files.writeString(checkout.resolve("pom.xml"), "<project>\n  <version>9.9.9-TEST</version>\n</project>\n");
+        Path tools = dir.resolve("tools-esc");
+        Files.createDirectories(tools);
+        for (String tool : List.of("bash", "dirname", "readlink", "sed", "head", "find", "mkdir", "flock")) {
+            Path real = java.util.stream.Stream.of("/usr/bin", "/bin").map(d -> Path.of(d, tool))
+                    .filter(Files::isExecutable).findFirst().orElseThrow(() -> new AssertionError(tool + " not found"));
+            Files.createSymbolicLink(tools.resolve(tool), real);
+        }
+        Path mvn = tools.resolve("mvn");
+        Files.writeString(mvn, "#!/bin/bash\n"
+                + "printf '\\033[0m\\033[0m'; printf '\\033[0m' >&2\n"
+                + "echo '[INFO] Scanning for projects...'\n"
+                + "echo '[INFO] Building baton-core 9.9.9-TEST                                [1/2]'\n"
+                + "echo '[INFO] Building baton-cli 9.9.9-TEST                                 [2/2]'\n"
+                + "printf '[ERROR] \\033[1mMAVEN_OPTS=%s\\033[m\\n' \"$MAVEN_OPTS\"\n"
+                + "printf '\\033[0m'; exit 1\n");
+        mvn.toFile().setExecutable(true);
+
+        Baton b = spawnWithEnvironment(Map.of("PATH", tools.toString(), "HOME", dir.toString()),
+                checkout.resolve("bin/baton").toString(), "version");
+
+        assertThat(b.awaitExit(EXIT_TIMEOUT)).as("stderr: %s", b.err()).isEqualTo(70);
+        assertThat(b.err()).as("stderr").doesNotContain("\u001b");
+        assertThat(b.errLines()).as("stderr").allMatch(l -> l.startsWith("baton: "))
+                .contains("baton: building baton-core (1/2)", "baton: building baton-cli (2/2)", "baton: build failed")
+                .anyMatch(l -> l.startsWith("baton: mvn: MAVEN_OPTS=") && l.contains("-Djansi.noreset=true"));
+        assertThat(b.errLines().get(0)).contains("building").contains("Maven");
+    }
+
     /** Spawns {@code cmd} with exactly {@code environment} (nothing inherited). */
     private Baton spawnWithEnvironment(Map<String, String> environment, String... cmd) throws IOException {
         String id = UUID.randomUUID().toString();
