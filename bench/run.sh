@@ -7,9 +7,15 @@
 #   bench/run.sh --quick    smoke run (about 2 minutes): CI uses it to check that everything runs and that the
 #                           safety columns are zero (exit 1 if not, 2 if a subject failed); never a speed threshold
 # Extra arguments go to the harness: --only ID,ID  --workloads w0,w1,w2,w3  --out DIR
+# A full run then prints the start-up table of bench/startup.sh ('baton run' per backend beside a bare JVM)
+# and writes it to bench/results/<time>-startup.md and latest-startup.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/start-servers.sh
-mvn -q -B -ntp install -DskipTests -pl baton-core,baton-jdbc,baton-redis,baton-zookeeper -am
+mvn -q -B -ntp install -DskipTests -Dmaven.javadoc.skip=true -Dmaven.source.skip=true -pl baton-core,baton-jdbc,baton-redis,baton-zookeeper -am
 mvn -q -B -ntp -f baton-bench/pom.xml package -DskipTests
-exec java -Xmx2g -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -jar baton-bench/target/baton-bench.jar "$@"
+java -Xmx2g -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -jar baton-bench/target/baton-bench.jar "$@"
+for arg in "$@"; do
+  [ "$arg" != --quick ] || exit 0
+done
+bench/startup.sh

@@ -12,7 +12,9 @@ import java.util.function.Consumer;
  * monotonic time at which the last successful grant or renewal was <em>sent</em>, plus the lease time the
  * server applied, so the local view always ends no later than the server's. A lease whose renewal keeps
  * failing until that deadline, or which the server shows another holder took over, is <em>lost</em>: it
- * reports invalid and its {@link #onLost} listeners run, once.
+ * reports invalid and its {@link #onLost} listeners run, once. A deadline that passed while no renewal had failed
+ * (the process was paused: a long GC, a stopped container) makes the lease invalid but not yet lost: on the JDBC
+ * and Redis backends it is renewed once more first, and is valid again if the server still showed the grant.
  *
  * <p>A lease cannot stop a paused holder from waking up and acting after it was lost. Pass
  * {@link #fencingToken()} to the protected resource and have it refuse tokens lower than the highest it

@@ -112,7 +112,7 @@ final class Analysis {
     Analysis(Scenario.Record r) {
         this.r = r;
         this.spec = r.spec();
-        for (String c : List.of("a", "b", "c", "d", "e")) {
+        for (String c : List.of("a", "b", "c", "d", "e", "f")) {
             violations.put(c, 0);
         }
     }
@@ -173,7 +173,7 @@ final class Analysis {
                     faultWindows.computeIfAbsent(p.index + "." + p.gen, k -> new ArrayList<>())
                             .add(new long[] {f.start(), f.end() + lease + margin});
                 }
-            } else if (!f.kind().equals("kill")) {
+            } else if (!f.kind().equals("kill") && !f.kind().equals("kill-waiter")) {
                 faultWindows.computeIfAbsent(f.worker() + "." + f.generation(), k -> new ArrayList<>())
                         .add(new long[] {f.start(), f.end() + lease + margin});
             }
@@ -188,6 +188,7 @@ final class Analysis {
         List<Long> lostNotices = new ArrayList<>();
         long[] recovery = checkLiveness(hitsByMode, lostNotices);
         checkNeverStuck();
+        checkDeadPlaces();
         long[] overlap = checkOutcomes();
         List<Long> handOvers = handOvers();
 
@@ -209,7 +210,8 @@ final class Analysis {
             reason = "no lock was ever granted";
         } else if (!scenario.equals("none") && hits < ScenarioSpec.minHits(scenario)) {
             verdict = "INCONCLUSIVE";
-            reason = "only " + hits + " fault(s) hit a holder; at least " + ScenarioSpec.minHits(scenario)
+            reason = "only " + hits + " fault(s) hit a " + (scenario.equals("kill-waiter") ? "waiter" : "holder")
+                    + "; at least " + ScenarioSpec.minHits(scenario)
                     + " are needed";
         } else {
             verdict = "PASS";
@@ -508,6 +510,79 @@ final class Analysis {
     }
 
     /**
+     * The attempt a {@code kill-waiter} fault hit, from the waiter's own history, or null: the attempt whose thread
+     * the place in line named had asked for that lock before the kill and had no answer yet.
+     */
+    private Attempt waiterHit(Scenario.Fault f) {
+        Attempt a = f.holder() == null ? null : byKey.get(keyOf(f.holder()));
+        if (a == null || !a.lock.equals(f.lock()) || a.invokeT >= f.start()
+                || a.outcome != Outcome.NONE && a.outcomeT < f.start()) {
+            return null;
+        }
+        return a;
+    }
+
+    /**
+     * (f) dead waiters, from the samples ({@link DeadPlaces}): a lock seen free while a live waiter stood behind the
+     * place of a dead worker process must be granted within the strategy's bound + the margin. A window counts only if
+     * no grant of that lock was reported within it and no fault touched the waiter's process meanwhile.
+     */
+    private void checkDeadPlaces() {
+        java.util.Optional<java.time.Duration> bound = spec.strategy().deadPlaceBound(spec.leaseTime());
+        if (bound.isEmpty()) {
+            checkNotes.put("f", "not checked: the strategy shows no line of waiters");
+            return;
+        }
+        long limit = bound.get().plus(spec.margin()).toNanos();
+        List<DeadPlaces.Look> looks = new ArrayList<>(r.samples().size());
+        for (Scenario.Sample s : r.samples()) {
+            looks.add(new DeadPlaces.Look(s.s0(), s.s1(), s.locks()));
+        }
+        Map<String, Long> ended = new HashMap<>();
+        for (Scenario.Proc p : r.procs()) {
+            ended.put(p.index + "." + p.gen, p.ended < 0 ? Long.MAX_VALUE : p.ended);
+        }
+        java.util.function.ToLongFunction<String> diedAt = owner -> Scenario.workerOf(owner)
+                .map(w -> ended.getOrDefault(w.worker() + "." + w.generation(), Long.MAX_VALUE)).orElse(Long.MAX_VALUE);
+        Map<String, List<Attempt>> grants = grantsPerLock();
+        int windows = 0;
+        long longest = -1;
+        for (DeadPlaces.Window w : DeadPlaces.windows(looks, diedAt)) {
+            if (w.lastS1() > r.stopAt()) {
+                continue; // the workers were being stopped
+            }
+            boolean granted = false;
+            for (Attempt g : grants.getOrDefault(w.lock(), List.of())) {
+                if (g.outcomeT > w.firstS0() && g.outcomeT < w.lastS1()) {
+                    granted = true;
+                    break;
+                }
+            }
+            java.util.Optional<Scenario.WorkerProcess> waiter = Scenario.workerOf(w.waiter());
+            if (granted || waiter.isEmpty() || touched(waiter.get().worker(), waiter.get().generation(), w.firstS0(),
+                    w.lastS1())) {
+                continue;
+            }
+            windows++;
+            longest = Math.max(longest, w.length());
+            if (w.length() > limit) {
+                violation("f", w.lock() + " free for " + ms(w.length()) + " ms (" + at(w.from()) + ".." + at(w.to())
+                        + ", no grant) while live waiter " + w.waiter() + " stood behind the place(s) of dead "
+                        + w.deadAhead() + "; bound " + ms(limit) + " ms");
+            }
+        }
+        checkNotes.put("f", windows + " time(s) a free lock had a live waiter behind a dead place, longest "
+                + (longest < 0 ? "-" : ms(longest)) + " ms; bound " + ms(limit) + " ms = " + bound.get().toMillis()
+                + " ms + margin " + spec.margin().toMillis() + " ms");
+    }
+
+    /** How many times check (f) saw a free lock with a live waiter behind a dead place (0 if it did not run). */
+    static int deadPlaceWindows(Result result) {
+        String note = result.checkNotes().getOrDefault("f", "");
+        return note.isEmpty() || !Character.isDigit(note.charAt(0)) ? 0 : Integer.parseInt(note.substring(0, note.indexOf(' ')));
+    }
+
+    /**
      * A process's attempt on a lock that was granted last before {@code t} (a worker runs one attempt at a
      * time), or null: the attempt a fault on a session holder hit, if any.
      */
@@ -573,6 +648,15 @@ final class Analysis {
         int missed = 0;
         Map<String, List<Attempt>> grants = grantsPerLock();
         for (Scenario.Fault f : r.faults()) {
+            if (f.kind().equals("kill-waiter")) {
+                // a waiter owes nobody a hand-over: check (f) judges what its dead place does to the line
+                if (waiterHit(f) != null) {
+                    hitsByMode.merge(f.kind(), 1, Integer::sum);
+                } else {
+                    missed++;
+                }
+                continue;
+            }
             Attempt hit = hitAttempt(f);
             if (hit == null) {
                 missed++;
@@ -653,8 +737,9 @@ final class Analysis {
         rules.put("errors", unfaultedErrors + " acquisition(s) by a worker no fault touched ended in an error");
         StringBuilder rule = new StringBuilder();
         rules.forEach((k, v) -> rule.append("; ").append(k).append(": ").append(v));
-        checkNotes.put("c", measured + " hand-overs after a hit measured; " + missed + " fault(s) missed a holder"
-                + " (it released first or its sessions were already gone); bound " + ms(bound) + " ms = "
+        checkNotes.put("c", measured + " hand-overs after a hit measured; " + missed + " fault(s) missed "
+                + (spec.fault().equals("kill-waiter") ? "a waiter (it was granted first)"
+                : "a holder (it released first or its sessions were already gone)") + "; bound " + ms(bound) + " ms = "
                 + spec.strategy().handOverBound(spec.leaseTime()).toMillis() + " ms + margin "
                 + spec.margin().toMillis() + " ms" + rule);
         return new long[] {maxRecovery < 0 ? -1 : ms(maxRecovery), ms(bound)};

@@ -1,5 +1,7 @@
 package dev.baton.checker;
 
+import dev.baton.internal.BatonVersion;
+import dev.baton.internal.Durations;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.IVersionProvider;
@@ -99,8 +101,8 @@ public final class CheckCommand implements Callable<Integer> {
     String duration;
 
     @Option(names = "--faults", split = ",", paramLabel = "F",
-            description = "kill, pause, session-kill, partition, restart, failover, switchover (Redis Sentinel: SENTINEL"
-                    + " FAILOVER), none; one scenario each"
+            description = "kill, kill-waiter (SIGKILL of a worker waiting in line), pause, session-kill, partition,"
+                    + " restart, failover, switchover (Redis Sentinel: SENTINEL FAILOVER), none; one scenario each"
                     + " (default kill, pause, session-kill, partition).")
     List<String> faults;
 
@@ -136,7 +138,8 @@ public final class CheckCommand implements Callable<Integer> {
 
     @Option(names = "--via-cli", description = "Each worker is a loop of real `baton run` processes whose command"
             + " (shipped with the checker) works on the resource with $BATON_FENCING_TOKEN and starts a grandchild"
-            + " that does too; faults pause-jvm, pause-tree, kill, hup, session-kill, partition (default all);"
+            + " that does too; faults pause-jvm, pause-tree, kill, hup, session-kill, partition (default all),"
+            + " kill-waiter (SIGKILL of a baton run waiting in line);"
             + " --strategy lease or session (default 3 workers, 1 lock).")
     boolean viaCli;
 
@@ -243,8 +246,8 @@ public final class CheckCommand implements Callable<Integer> {
         Set<String> kinds = new LinkedHashSet<>(faults != null ? faults : List.of("kill", "pause", "session-kill", "partition"));
         for (String f : kinds) {
             if (!ScenarioSpec.FAULTS.contains(f)) {
-                throw new IllegalArgumentException("--faults: unknown fault '" + f + "'; use kill, pause, session-kill,"
-                        + " partition, restart, failover, switchover or none");
+                throw new IllegalArgumentException("--faults: unknown fault '" + f + "'; use kill, kill-waiter, pause,"
+                        + " session-kill, partition, restart, failover, switchover or none");
             }
         }
         if (kinds.contains("restart") && !allowRestart) {
@@ -338,7 +341,7 @@ public final class CheckCommand implements Callable<Integer> {
             throw new IllegalArgumentException("--locks: 1 to 64, was " + k);
         }
         List<String> kinds = faults != null ? List.copyOf(new LinkedHashSet<>(faults))
-                : CliScenario.FAULTS.subList(0, CliScenario.FAULTS.size() - 1);
+                : CliScenario.DEFAULT_FAULTS;
         for (String f : kinds) {
             if (!CliScenario.FAULTS.contains(f)) {
                 throw new IllegalArgumentException("--faults: unknown fault '" + f + "' with --via-cli; use "

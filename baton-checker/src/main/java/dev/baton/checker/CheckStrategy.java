@@ -82,6 +82,16 @@ public interface CheckStrategy {
     Duration handOverBound(Duration leaseTime);
 
     /**
+     * How long a free lock may be kept for the place in line of a waiter that died (check (f)), before the checker's
+     * scheduling margin: the place's time to live after its last heartbeat, plus the heartbeat and the longest poll
+     * of the live waiter behind it. Empty where the backend shows no line ({@link dev.baton.LockInfo#line()}): the
+     * checker then cannot find a waiter to kill, and the {@code kill-waiter} fault does not apply.
+     */
+    default Optional<Duration> deadPlaceBound(Duration leaseTime) {
+        return Optional.empty();
+    }
+
+    /**
      * When a waiter is owed the lock after a fault hit its holder (check (c)).
      *
      * @param boundFrom whether a hand-over is owed at all (a lease outlives a killed session: none is), and

@@ -34,7 +34,9 @@ import java.util.concurrent.TimeUnit;
  *   <li>{@code kill}: SIGKILL of the baton JVM;</li>
  *   <li>{@code hup}: SIGHUP to baton (a closed terminal);</li>
  *   <li>{@code session-kill}: the server ends baton's sessions; {@code partition}: baton's connections go
- *       through a per-worker {@link FaultProxy} (blackhole, reset, drop-responses in turn).</li>
+ *       through a per-worker {@link FaultProxy} (blackhole, reset, drop-responses in turn);</li>
+ *   <li>{@code kill-waiter}: SIGKILL of a baton JVM that waits in the line of a held lock (its place, as the
+ *       backend lists it, names the JVM's pid), not the one whose command runs.</li>
  * </ul>
  * Checks, on the history the resource and this process recorded (one clock):
  * <ol>
@@ -48,7 +50,10 @@ import java.util.concurrent.TimeUnit;
  *       {@value #CONFLICT} (unless the nemesis killed it with SIGKILL);</li>
  *   <li><b>survivor</b>: a command or grandchild pid still alive {@link #SURVIVOR_BOUND} after the grace
  *       once its {@code baton run} exited (its {@code /proc/PID/cmdline} names the attempt, so a reused pid
- *       is not mistaken for it).</li>
+ *       is not mistaken for it);</li>
+ *   <li><b>dead waiter</b> (with {@code kill-waiter}): a lock listed free while a live {@code baton run} waits
+ *       behind the place of a killed one is granted (its command's BEGIN) within the strategy's bound
+ *       ({@link CheckStrategy#deadPlaceBound}) + {@link #MARGIN} ({@link DeadPlaces}).</li>
  * </ol>
  */
 final class CliScenario {
@@ -58,7 +63,14 @@ final class CliScenario {
     static final int CONFLICT = 76;
     /** The faults of this mode. */
     static final List<String> FAULTS = List.of("pause-jvm", "pause-tree", "kill", "hup", "session-kill",
-            "partition", "none");
+            "partition", "kill-waiter", "none");
+    /** The faults run when {@code --faults} is not given. */
+    static final List<String> DEFAULT_FAULTS = List.of("pause-jvm", "pause-tree", "kill", "hup", "session-kill",
+            "partition");
+    /** Scheduling slack on the dead-waiter bound: {@code baton run} JVMs on a busy host. */
+    static final Duration MARGIN = Duration.ofMillis(3000);
+    /** How often the controller lists the locks with their lines during a {@code kill-waiter} scenario. */
+    static final int LOOK_MS = 50;
     /** How long after {@code --grace} a process of a finished grant may take to be gone. */
     static final Duration SURVIVOR_BOUND = Duration.ofSeconds(2);
     static final Duration GRACE = Duration.ofMillis(500);
@@ -102,6 +114,9 @@ final class CliScenario {
 
     private final Spec spec;
     private final List<Run> runs = new CopyOnWriteArrayList<>();
+    private final Map<Long, Run> byPid = new java.util.concurrent.ConcurrentHashMap<>();
+    private final List<DeadPlaces.Look> looks = new CopyOnWriteArrayList<>();
+    private CheckStrategy strategy;
     private final Map<Integer, Run> current = new java.util.concurrent.ConcurrentHashMap<>();
     private final List<FaultProxy> proxies = new ArrayList<>();
     private final List<String> notes = new CopyOnWriteArrayList<>();
@@ -109,6 +124,7 @@ final class CliScenario {
     private volatile boolean stopping;
     private int faults;
     private int hits;
+    private boolean stretched;
     private ResourceServer resource;
     private CheckBackend backend;
     private Path task;
@@ -123,7 +139,7 @@ final class CliScenario {
         try (InputStream in = CliScenario.class.getResourceAsStream("run-task.pl")) {
             Files.copy(in, task, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
         }
-        CheckStrategy strategy = Strategies.byName(spec.strategy());
+        strategy = Strategies.byName(spec.strategy());
         strategy.validate(spec.url());
         backend = strategy.open(spec.url(), spec.table(), spec.lease());
         try (ResourceServer res = new ResourceServer(spec.fence())) {
@@ -146,9 +162,18 @@ final class CliScenario {
                 t.start();
                 workers.add(t);
             }
+            Thread looker = null;
+            if (spec.fault().equals("kill-waiter")) {
+                looker = new Thread(this::lookLoop, "cli-looker");
+                looker.setDaemon(true);
+                looker.start();
+            }
             long end = System.nanoTime() + spec.duration().toNanos();
             nemesis(end);
             stopping = true;
+            if (looker != null) {
+                looker.join(5000);
+            }
             proxies.forEach(FaultProxy::heal);
             for (Thread t : workers) {
                 t.join(spec.lease().multipliedBy(10).toMillis() + 30_000);
@@ -186,6 +211,10 @@ final class CliScenario {
         if (spec.fault().equals("session-kill") && backend.sessionKillUnsupported().isPresent()) {
             return Optional.of(backend.sessionKillUnsupported().get());
         }
+        if (spec.fault().equals("kill-waiter") && strategy.deadPlaceBound(spec.lease()).isEmpty()) {
+            return Optional.of("strategy " + spec.strategy() + " does not show its line of waiters: no waiter to aim at"
+                    + " (the session strategy's waiters wait in the server, which drops a dead one with its session)");
+        }
         return Optional.empty();
     }
 
@@ -204,7 +233,7 @@ final class CliScenario {
             List<String> cmd = new ArrayList<>(List.of(java, "-XX:+UnlockDiagnosticVMOptions", "-XX:-DisplayVMOutput",
                     "-XX:TieredStopAtLevel=1", "-Xss512k", "-cp", System.getProperty("java.class.path"), BATON_MAIN,
                     "run", "--url", url, "--table", spec.table(), "--strategy", spec.strategy(), "--lock", lock,
-                    "--lease", lease + "ms", "--wait", Math.max(2000, lease * 3) + "ms", "--grace",
+                    "--lease", lease + "ms", "--wait", waitMillis() + "ms", "--grace",
                     GRACE.toMillis() + "ms", "--quiet", "--", "perl", task.toString(),
                     Integer.toString(resource.port()), lock, attempt, Long.toString(hold1), Long.toString(hold2),
                     spec.escape() ? "escape" : "wait", Long.toString(life)));
@@ -219,6 +248,7 @@ final class CliScenario {
                 return;
             }
             runs.add(run);
+            byPid.put(run.process.pid(), run);
             current.put(index, run);
             // stdout is read on its own thread: a process that escaped the group may hold the pipe open long
             // after baton exited, and the exit time must be baton's
@@ -238,6 +268,75 @@ final class CliScenario {
             checkers.add(check);
             check.start();
         }
+    }
+
+    /**
+     * How long each {@code baton run} waits for its lock: 3× the lease (at least 2 s); with {@code kill-waiter} at
+     * least twice the dead-waiter bound with its margin, so a waiter stuck behind a dead place stays in line long
+     * enough to show it.
+     */
+    private long waitMillis() {
+        long wait = Math.max(2000, spec.lease().toMillis() * 3);
+        if (spec.fault().equals("kill-waiter")) {
+            wait = Math.max(wait, strategy.deadPlaceBound(spec.lease()).orElse(Duration.ZERO).plus(MARGIN)
+                    .multipliedBy(2).toMillis());
+        }
+        return wait;
+    }
+
+    /** Lists the locks with their lines every {@value #LOOK_MS} ms while the scenario runs. */
+    private void lookLoop() {
+        while (!stopping) {
+            long s0 = System.nanoTime();
+            try {
+                List<dev.baton.LockInfo> locks = backend.client().list();
+                looks.add(new DeadPlaces.Look(s0, System.nanoTime(), locks));
+            } catch (RuntimeException e) {
+                // the backend is busy; the next look will do
+            }
+            try {
+                Thread.sleep(LOOK_MS);
+            } catch (InterruptedException e) {
+                return;
+            }
+        }
+    }
+
+    /** The {@code baton run} whose JVM an owner id ({@code host/pid/random#thread}) names, or null. */
+    private Run runOf(String owner) {
+        if (owner == null) {
+            return null;
+        }
+        String[] parts = owner.split("/");
+        if (parts.length < 3) {
+            return null;
+        }
+        try {
+            return byPid.get(Long.parseLong(parts[1]));
+        } catch (NumberFormatException e) {
+            return null;
+        }
+    }
+
+    /**
+     * The {@code baton run} to kill for {@code kill-waiter}: in the line of a held lock, the first place of a live
+     * {@code baton run} whose command has not started (it waits), or null.
+     */
+    private Run waiterToKill(Random random) {
+        List<Run> aims = new ArrayList<>();
+        for (dev.baton.LockInfo info : backend.client().list()) {
+            if (!info.held()) {
+                continue;
+            }
+            for (dev.baton.LockInfo.Waiter w : info.line()) {
+                Run r = runOf(w.owner());
+                if (r != null && r.exited < 0 && r.commandPid < 0 && r.fault == null) {
+                    aims.add(r);
+                    break;
+                }
+            }
+        }
+        return aims.isEmpty() ? null : aims.get(random.nextInt(aims.size()));
     }
 
     private void readPids(Run run) {
@@ -297,25 +396,48 @@ final class CliScenario {
         }
     }
 
+    /**
+     * Injects faults until {@code end}; while fewer than {@link Spec#minHits} hit, it goes on, up to
+     * {@link Scenario#MAX_STRETCH} × the duration, so a slow machine gets a verdict rather than INCONCLUSIVE.
+     */
     private void nemesis(long end) throws InterruptedException {
         Random random = new Random(spec.seed() * 31 + 7);
         long lease = spec.lease().toMillis();
         long faultLength = lease + lease / 2;
-        while (System.nanoTime() < end) {
+        long last = end + (Scenario.MAX_STRETCH - 1) * spec.duration().toNanos();
+        while (System.nanoTime() < end || !spec.fault().equals("none") && hits < spec.minHits()
+                && System.nanoTime() < last) {
+            if (System.nanoTime() >= end && !stretched) {
+                stretched = true;
+                notes.add("only " + hits + " hit(s) after " + spec.duration().toSeconds() + " s: went on for up to "
+                        + Scenario.MAX_STRETCH + "× the duration until " + spec.minHits() + " hit(s)");
+            }
             Thread.sleep(lease + random.nextInt((int) Math.max(1, lease * 2)));
-            if (spec.fault().equals("none") || System.nanoTime() >= end) {
+            if (spec.fault().equals("none") || System.nanoTime() >= (hits < spec.minHits() ? last : end)) {
                 continue;
             }
-            List<Run> running = new ArrayList<>();
-            for (Run r : current.values()) {
-                if (r.commandPid > 0 && r.exited < 0) {
-                    running.add(r);
+            Run target;
+            if (spec.fault().equals("kill-waiter")) {
+                try {
+                    target = waiterToKill(random);
+                } catch (RuntimeException e) {
+                    continue; // the backend is busy: no line to read this time
                 }
+                if (target == null) {
+                    continue;
+                }
+            } else {
+                List<Run> running = new ArrayList<>();
+                for (Run r : current.values()) {
+                    if (r.commandPid > 0 && r.exited < 0) {
+                        running.add(r);
+                    }
+                }
+                if (running.isEmpty()) {
+                    continue;
+                }
+                target = running.get(random.nextInt(running.size()));
             }
-            if (running.isEmpty()) {
-                continue;
-            }
-            Run target = running.get(random.nextInt(running.size()));
             long pid = target.process.pid();
             faults++;
             try {
@@ -334,7 +456,7 @@ final class CliScenario {
                         Collections.reverse(tree);
                         signal("CONT", tree);
                     }
-                    case "kill" -> signal("KILL", List.of(pid));
+                    case "kill", "kill-waiter" -> signal("KILL", List.of(pid));
                     case "hup" -> signal("HUP", List.of(pid));
                     case "session-kill" -> backend.killSessions(proxies.get(target.worker).upstreamPorts());
                     case "partition" -> {
@@ -353,6 +475,9 @@ final class CliScenario {
             }
             if (target.fault == null) {
                 target.fault = spec.fault();
+            }
+            if (spec.fault().equals("kill-waiter") && target.commandPid > 0) {
+                continue; // it was granted the lock before the signal came: not a waiter's death
             }
             hits++;
         }
@@ -423,7 +548,7 @@ final class CliScenario {
             // only an access before baton exited says the lease was lost while the command ran; later ones
             // are a survivor's, which the survivor check reports
             if (lostAt.containsKey(r.attempt) && r.exited > 0 && lostAt.get(r.attempt) < r.exited
-                    && r.status != CONFLICT && !"kill".equals(r.fault)
+                    && r.status != CONFLICT && !"kill".equals(r.fault) && !"kill-waiter".equals(r.fault)
                     && r.status != 137) {
                 violations.add("baton run of " + r.attempt + " (" + r.lock + ") lost its lease while its command ran"
                         + " (a later grant began before its access at " + ms(lostAt.get(r.attempt)) + ") but exited "
@@ -435,6 +560,9 @@ final class CliScenario {
                         + (r.fault != null ? " (fault: " + r.fault + ")" : ""));
             }
         }
+        if (spec.fault().equals("kill-waiter")) {
+            checkDeadPlaces(accesses, violations);
+        }
         String verdict = !violations.isEmpty() ? "FAIL"
                 : grants < 2 || hits < (spec.fault().equals("none") ? 0 : spec.minHits()) ? "INCONCLUSIVE" : "PASS";
         if (grants < 2) {
@@ -442,6 +570,39 @@ final class CliScenario {
         }
         return new Result(spec, backend.shortName(), runs.size(), grants, faults, hits, conflictExits, refusals,
                 violations, List.copyOf(notes), verdict);
+    }
+
+    /** The dead-waiter check ({@link DeadPlaces}) on the looks this scenario made. */
+    private void checkDeadPlaces(List<ResourceServer.Access> accesses, List<String> violations) {
+        long limit = strategy.deadPlaceBound(spec.lease()).orElseThrow().plus(MARGIN).toNanos();
+        java.util.function.ToLongFunction<String> diedAt = owner -> {
+            Run r = runOf(owner);
+            return r == null || r.exited < 0 ? Long.MAX_VALUE : r.exited;
+        };
+        int windows = 0;
+        long longest = -1;
+        for (DeadPlaces.Window w : DeadPlaces.windows(looks, diedAt)) {
+            boolean granted = false;
+            for (ResourceServer.Access a : accesses) {
+                if (a.op().equals("begin") && a.accepted() && a.lock().equals(w.lock()) && a.nanos() > w.firstS0()
+                        && a.nanos() < w.lastS1()) {
+                    granted = true;
+                    break;
+                }
+            }
+            if (granted) {
+                continue;
+            }
+            windows++;
+            longest = Math.max(longest, w.length());
+            if (w.length() > limit) {
+                violations.add("dead waiter: " + w.lock() + " free for " + w.length() / 1_000_000 + " ms (" + ms(w.from())
+                        + ".." + ms(w.to()) + ", no command began) while live waiter " + w.waiter() + " stood behind the"
+                        + " place(s) of killed " + w.deadAhead() + "; bound " + limit / 1_000_000 + " ms");
+            }
+        }
+        notes.add(windows + " time(s) a free lock had a live waiter behind a dead place, longest "
+                + (longest < 0 ? "-" : Long.toString(longest / 1_000_000)) + " ms; bound " + limit / 1_000_000 + " ms");
     }
 
     private long runStartBase() {
@@ -457,8 +618,9 @@ final class CliScenario {
         StringBuilder b = new StringBuilder();
         b.append(String.format("%n== %s / %s / via baton run / %s: %s%n", r.backend(), r.spec().strategy(),
                 r.spec().fault(), r.verdict()));
-        b.append(String.format("   runs %d, grants %d, faults %d (hit a running command: %d), exits %d: %d,"
-                        + " fencing refusals %d%n", r.runs(), r.grants(), r.faults(), r.hits(), CONFLICT,
+        b.append(String.format("   runs %d, grants %d, faults %d (hit a %s: %d), exits %d: %d,"
+                        + " fencing refusals %d%n", r.runs(), r.grants(), r.faults(),
+                r.spec().fault().equals("kill-waiter") ? "waiting baton run" : "running command", r.hits(), CONFLICT,
                 r.conflictExits(), r.refusals()));
         r.violations().stream().limit(20).forEach(v -> b.append("   VIOLATION ").append(v).append('\n'));
         if (r.violations().size() > 20) {

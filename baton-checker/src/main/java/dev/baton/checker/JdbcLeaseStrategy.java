@@ -5,6 +5,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.baton.LockClient;
 import dev.baton.LockInfo;
 import dev.baton.jdbc.JdbcLocks;
+import dev.baton.jdbc.lease.JdbcLeaseBackend;
 import dev.baton.spi.AbstractClientBuilder;
 import org.sqlite.SQLiteConfig;
 import org.sqlite.SQLiteDataSource;
@@ -165,6 +166,16 @@ public class JdbcLeaseStrategy implements CheckStrategy {
     @Override
     public Duration handOverBound(Duration leaseTime) {
         return leaseTime.plus(AbstractClientBuilder.DEFAULT_MAX_POLL);
+    }
+
+    /**
+     * A place in line lives {@link JdbcLeaseBackend#PLACE_TTL} after its last heartbeat, whatever the lease; the live
+     * waiter behind it finds its turn by its own heartbeat ({@link JdbcLeaseBackend#HEARTBEAT}) or its next poll.
+     */
+    @Override
+    public Optional<Duration> deadPlaceBound(Duration leaseTime) {
+        return Optional.of(JdbcLeaseBackend.PLACE_TTL.plus(JdbcLeaseBackend.HEARTBEAT)
+                .plus(AbstractClientBuilder.DEFAULT_MAX_POLL));
     }
 
     private static Duration max(Duration a, Duration b) {

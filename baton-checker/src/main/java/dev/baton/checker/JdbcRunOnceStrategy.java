@@ -41,6 +41,12 @@ public class JdbcRunOnceStrategy extends JdbcLeaseStrategy {
         return "run-once";
     }
 
+    /** {@code runOnce} never waits in line. */
+    @Override
+    public java.util.Optional<Duration> deadPlaceBound(Duration leaseTime) {
+        return java.util.Optional.empty();
+    }
+
     /**
      * One call of {@code runOnce} on the client this strategy made; test variants may override it.
      *

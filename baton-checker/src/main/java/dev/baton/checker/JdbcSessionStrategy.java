@@ -98,6 +98,12 @@ public class JdbcSessionStrategy extends JdbcLeaseStrategy {
         return AbstractClientBuilder.DEFAULT_MAX_POLL;
     }
 
+    /** The server keeps the line (a waiter blocks in the server) and does not show it: no waiter to aim at. */
+    @Override
+    public java.util.Optional<Duration> deadPlaceBound(Duration leaseTime) {
+        return java.util.Optional.empty();
+    }
+
     @Override
     public HandOver handOver(String fault, String mode, Duration leaseTime) {
         Duration b = handOverBound(leaseTime);

@@ -131,6 +131,16 @@ public class RedisStrategy implements CheckStrategy {
         return leaseTime.plus(AbstractClientBuilder.DEFAULT_MAX_POLL);
     }
 
+    /**
+     * A place in line lives one second after its client's last heartbeat (every 250 ms), whatever the lease
+     * ({@code RedisLockBackend.PLACE_TTL}, {@code HEARTBEAT_INTERVAL}); every script that reads the line drops dead
+     * places, so the live waiter behind takes the lock at its next poll.
+     */
+    @Override
+    public java.util.Optional<Duration> deadPlaceBound(Duration leaseTime) {
+        return java.util.Optional.of(Duration.ofMillis(1000 + 250).plus(AbstractClientBuilder.DEFAULT_MAX_POLL));
+    }
+
     @Override
     public HandOver handOver(String fault, String mode, Duration leaseTime) {
         if (fault.equals("restart")) {

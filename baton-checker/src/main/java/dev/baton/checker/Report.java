@@ -36,14 +36,16 @@ final class Report {
                             + " resource accesses %d (stale rejected %d), samples %d%n", r.ops(), r.attempts(),
                     r.grants(), r.timeouts(), r.unknown(), r.accesses(), r.staleRejected(), r.samples()));
         }
-        sb.append(String.format("   faults injected %d, hit a holder %d %s%n", r.faultsInjected(), r.hits(),
+        sb.append(String.format("   faults injected %d, hit a %s %d %s%n", r.faultsInjected(),
+                r.scenario().equals("kill-waiter") ? "waiter" : "holder", r.hits(),
                 r.hitsByMode().isEmpty() ? "" : r.hitsByMode().toString()));
         String[] names = s.strategy() instanceof JdbcRunOnceStrategy
                 ? new String[] {"a no overlap", "b atLeastFor", "c liveness", "d never stuck", "e outcomes"}
-                : new String[] {"a fenced exclusion", "b tokens", "c liveness", "d never stuck", "e outcomes"};
+                : new String[] {"a fenced exclusion", "b tokens", "c liveness", "d never stuck", "e outcomes",
+                        "f dead waiters"};
         for (String n : names) {
             String c = n.substring(0, 1);
-            sb.append(String.format("   (%s) %-16s %3d violation(s)  %s%n", c, n.substring(2), r.violations().get(c),
+            sb.append(String.format("   (%s) %-16s %3d violation(s)  %s%n", c, n.substring(2), r.violations().getOrDefault(c, 0),
                     r.checkNotes().getOrDefault(c, "")));
         }
         sb.append(String.format("   max recovery after a hit %s ms (bound %d ms); hand-over p50/p99 %s/%s ms;"
@@ -63,18 +65,19 @@ final class Report {
 
     static String summary(List<Analysis.Result> results) {
         List<String[]> rows = new ArrayList<>();
-        rows.add(new String[] {"backend", "scenario", "ops", "grants", "hits", "stale rej", "a", "b", "c", "d", "e",
+        rows.add(new String[] {"backend", "scenario", "ops", "grants", "hits", "stale rej", "a", "b", "c", "d", "e", "f",
                 "max recov/bound ms", "hand-over p50/p99 ms", "lost notice p50/p99 ms", "verdict"});
         for (Analysis.Result r : results) {
             if (r.verdict().equals("N/A") || r.verdict().equals("REFUSED")) {
                 rows.add(new String[] {r.backendName(), r.scenario(), "-", "-", "-", "-", "-", "-", "-", "-", "-", "-",
-                        "-", "-", r.verdict()});
+                        "-", "-", "-", r.verdict()});
                 continue;
             }
             Map<String, Integer> v = r.violations();
             rows.add(new String[] {r.backendName(), r.scenario(), Long.toString(r.ops()), Long.toString(r.grants()),
                     Integer.toString(r.hits()), Long.toString(r.staleRejected()), v.get("a").toString(),
                     v.get("b").toString(), v.get("c").toString(), v.get("d").toString(), v.get("e").toString(),
+                    v.getOrDefault("f", 0).toString(),
                     ms(r.maxRecoveryMs()) + "/" + r.recoveryBoundMs(), ms(r.handOverP50()) + "/" + ms(r.handOverP99()),
                     ms(r.lostNoticeP50()) + "/" + ms(r.lostNoticeP99()), r.verdict()});
         }

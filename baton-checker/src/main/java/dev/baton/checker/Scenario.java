@@ -140,6 +140,11 @@ final class Scenario {
                     + " the workers pick for themselves: the " + spec.fault() + " fault needs one server behind the"
                     + " checker's proxy; --faults failover is the fault of such a deployment");
         }
+        if (spec.fault().equals("kill-waiter") && spec.strategy().deadPlaceBound(spec.leaseTime()).isEmpty()) {
+            return Optional.of("strategy " + spec.strategy().name() + " on " + backend.shortName() + " does not show its"
+                    + " line of waiters, so there is no waiter to aim at (ZooKeeper: a dead waiter's node lives one session"
+                    + " timeout; the session strategy: the server drops a dead waiter with its session)");
+        }
         if (spec.fault().equals("session-kill") && backend.sessionKillUnsupported().isPresent()) {
             return backend.sessionKillUnsupported();
         }
@@ -513,9 +518,11 @@ final class Scenario {
     private volatile Failover prepared;
 
     private void nemesis(long end, List<Thread> running) throws InterruptedException {
+        // a dead waiter's place matters for about a second (its time to live), whatever the lease
         long gap = ScenarioSpec.serverWide(spec.fault()) ? Math.max(10_000, spec.leaseTime().toMillis() * 5)
-                : Math.max(300, spec.leaseTime().toMillis() * 3 / 5);
-        int maxConcurrent = spec.fault().equals("kill") || spec.fault().equals("session-kill")
+                : spec.fault().equals("kill-waiter") ? 600 : Math.max(300, spec.leaseTime().toMillis() * 3 / 5);
+        int maxConcurrent = spec.fault().equals("kill") || spec.fault().equals("kill-waiter")
+                || spec.fault().equals("session-kill")
                 || ScenarioSpec.serverWide(spec.fault()) ? 1 : Math.max(1, spec.workers() / 3);
         int n = 0;
         long nextCheck = System.nanoTime();
@@ -554,6 +561,27 @@ final class Scenario {
             if (last == null) {
                 continue; // no sample came within 250 ms (the backend is busy or unreachable): who holds what is unknown
             }
+            if (spec.fault().equals("kill-waiter")) {
+                Optional<LockInfo> aim = waiterToKill(last);
+                if (aim.isEmpty()) {
+                    continue;
+                }
+                Proc p = current.get(workerOf(aim.get().holder()).orElseThrow().worker());
+                underFault.add(p.index);
+                int index = n++;
+                Thread t = new Thread(() -> {
+                    try {
+                        inject(index, p, aim.get());
+                    } catch (Exception e) {
+                        notes.add("fault " + index + " (kill-waiter on w" + p.index + "." + p.gen + ") failed: " + e);
+                    } finally {
+                        underFault.remove(p.index);
+                    }
+                }, "fault-" + index);
+                t.start();
+                running.add(t);
+                continue;
+            }
             List<LockInfo> candidates = new ArrayList<>();
             for (LockInfo info : last.locks()) {
                 Optional<WorkerProcess> w = workerOf(info.holder());
@@ -590,6 +618,34 @@ final class Scenario {
         }
     }
 
+    /**
+     * The waiter {@code kill-waiter} aims at in this listing: of the locks that are held and have a line, one at
+     * random, and in its line the first place of a live worker process under no fault — the place that would be
+     * served next, so its death keeps the lock from everyone behind it for as long as the place outlives it. The
+     * result names the lock and, as its holder, the waiter's owner id.
+     */
+    private Optional<LockInfo> waiterToKill(Sample last) {
+        List<LockInfo> aims = new ArrayList<>();
+        for (LockInfo info : last.locks()) {
+            if (!info.held()) {
+                continue;
+            }
+            Optional<WorkerProcess> holder = workerOf(info.holder());
+            for (LockInfo.Waiter w : info.line()) {
+                Optional<WorkerProcess> wp = workerOf(w.owner());
+                if (wp.isEmpty() || holder.isPresent() && holder.get().worker() == wp.get().worker()) {
+                    continue;
+                }
+                Proc p = current.get(wp.get().worker());
+                if (p != null && p.gen == wp.get().generation() && p.ended < 0 && !underFault.contains(p.index)) {
+                    aims.add(new LockInfo(info.name(), w.owner(), -1, null, null, false));
+                    break;
+                }
+            }
+        }
+        return aims.isEmpty() ? Optional.empty() : Optional.of(aims.get(random.nextInt(aims.size())));
+    }
+
     /** Marks a fault under way (for snapshots), as lasting {@code length} from now. */
     private long begin(int index, String kind, String mode, Proc p, LockInfo target, Duration length, int effect) {
         long start = System.nanoTime();
@@ -614,6 +670,15 @@ final class Scenario {
                     p.process.destroyForcibly();
                     p.process.waitFor(10, TimeUnit.SECONDS);
                     done(index, "kill", "SIGKILL", p, target, start, 1);
+                    spawn(p.index, p.gen + 1);
+                }
+                case "kill-waiter" -> {
+                    long start = begin(index, "kill-waiter", "SIGKILL", p, target, Duration.ZERO, 1);
+                    p.ended = start;
+                    p.endCause = "killed (SIGKILL) while waiting in line";
+                    p.process.destroyForcibly();
+                    p.process.waitFor(10, TimeUnit.SECONDS);
+                    done(index, "kill-waiter", "SIGKILL", p, target, start, 1);
                     spawn(p.index, p.gen + 1);
                 }
                 case "pause" -> {

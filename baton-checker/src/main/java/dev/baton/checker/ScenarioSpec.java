@@ -15,8 +15,9 @@ import java.util.Objects;
  * @param locks     locks they contend for
  * @param leaseTime the lease time under test
  * @param duration  how long faults are injected
- * @param fault     {@code kill}, {@code pause}, {@code session-kill}, {@code partition}, {@code restart},
- *                  {@code failover}, {@code switchover} (Redis Sentinel's planned failover) or {@code none}
+ * @param fault     {@code kill}, {@code kill-waiter} (SIGKILL of a worker waiting in line), {@code pause},
+ *                  {@code session-kill}, {@code partition}, {@code restart}, {@code failover}, {@code switchover}
+ *                  (Redis Sentinel's planned failover) or {@code none}
  * @param seed      seeds the workers' and the nemesis' choices
  * @param workDir   where event logs and worker output go
  * @param fence     the resource's fence ({@link Fence#STRICT} except in the checker's own tests)
@@ -29,8 +30,8 @@ public record ScenarioSpec(CheckStrategy strategy, String url, String table, int
                            Duration leaseTime, Duration duration, String fault, long seed, Path workDir,
                            Fence fence, List<String> workerJvm, Pool pool, Duration margin) {
     /** The faults the checker knows. */
-    public static final List<String> FAULTS = List.of("kill", "pause", "session-kill", "partition", "restart",
-            "failover", "switchover", "none");
+    public static final List<String> FAULTS = List.of("kill", "kill-waiter", "pause", "session-kill",
+            "partition", "restart", "failover", "switchover", "none");
     /**
      * Faults that must hit a holder before a scenario may PASS: 5, and 1 for {@code restart} (each restart
      * hits every holder at once, and one is all a CI run can afford).
@@ -90,8 +91,17 @@ public record ScenarioSpec(CheckStrategy strategy, String url, String table, int
         };
     }
 
-    /** How long a worker waits for a lock before giving up (and logging {@code fail}). */
+    /**
+     * How long a worker waits for a lock before giving up (and logging {@code fail}): 3× the lease; with
+     * {@code kill-waiter} at least twice check (f)'s bound with its margin, so a waiter stuck behind a dead place
+     * stays in line long enough to show it (one that gave up and took a new place would start a new window).
+     */
     Duration acquireWait() {
-        return leaseTime.multipliedBy(3);
+        Duration wait = leaseTime.multipliedBy(3);
+        if (fault.equals("kill-waiter")) {
+            Duration f = strategy.deadPlaceBound(leaseTime).orElse(Duration.ZERO).plus(margin).multipliedBy(2);
+            return f.compareTo(wait) > 0 ? f : wait;
+        }
+        return wait;
     }
 }

@@ -6,9 +6,11 @@ import dev.baton.LockClient;
 import dev.baton.spi.ClientSettings;
 import dev.baton.spi.LockClients;
 import dev.baton.jdbc.JdbcLocks;
+import dev.baton.jdbc.lease.JdbcLeaseBackend;
 
 import javax.sql.DataSource;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
 
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
@@ -70,6 +72,72 @@ final class BrokenStrategies {
         @Override
         public LockClient newClient(String url, String table, Duration lease, String identity) {
             return deaf(super.newClient(url, table, lease, identity));
+        }
+    }
+
+    /**
+     * The line as it was before places lived by a heartbeat: a place in line expires one of its waiter's leases after
+     * its last refresh, not {@link JdbcLeaseBackend#PLACE_TTL}. The real library on PostgreSQL, whose statements that
+     * take or refresh a place ({@code INSERT INTO <table>_queue …}, {@code … UPDATE <table>_queue …}) have their
+     * time-to-live parameter, bound as {@code PLACE_TTL} in seconds, replaced by the lease in seconds. So a waiter
+     * killed in line keeps a free lock from the live waiters behind it for up to a lease. PostgreSQL only.
+     */
+    public static final class PlacesLiveOneLease extends JdbcLeaseStrategy {
+        @Override
+        public String name() {
+            return "broken-places-live-one-lease";
+        }
+
+        @Override
+        public LockClient newClient(String url, String table, Duration lease, String identity) {
+            JdbcLeaseStrategy.DataSourceHandle ds = JdbcLeaseStrategy.dataSource(url, identity,
+                    lease.multipliedBy(2).compareTo(Duration.ofSeconds(2)) > 0 ? lease.multipliedBy(2)
+                            : Duration.ofSeconds(2), "baton-check-" + identity);
+            return JdbcLocks.builder(placesLiving(ds.dataSource(), table + "_queue", lease)).tableName(table)
+                    .leaseTime(lease).clientIdPrefix(identity).build();
+        }
+    }
+
+    private static DataSource placesLiving(DataSource ds, String queue, Duration lease) {
+        return (DataSource) Proxy.newProxyInstance(BrokenStrategies.class.getClassLoader(), new Class<?>[] {DataSource.class},
+                (proxy, m, args) -> {
+                    Object result = invoke(m, ds, args);
+                    return result instanceof Connection c ? placesLiving(c, queue, lease) : result;
+                });
+    }
+
+    private static Connection placesLiving(Connection c, String queue, Duration lease) {
+        return (Connection) Proxy.newProxyInstance(BrokenStrategies.class.getClassLoader(), new Class<?>[] {Connection.class},
+                (proxy, m, args) -> {
+                    Object result = invoke(m, c, args);
+                    if (m.getName().equals("prepareStatement") && result instanceof PreparedStatement ps
+                            && takesOrRefreshesAPlace((String) args[0], queue)) {
+                        return placeForALease(ps, lease);
+                    }
+                    return result;
+                });
+    }
+
+    private static boolean takesOrRefreshesAPlace(String sql, String queue) {
+        return sql.startsWith("INSERT INTO " + queue + " ") || sql.contains("UPDATE " + queue + " ");
+    }
+
+    private static PreparedStatement placeForALease(PreparedStatement ps, Duration lease) {
+        double ttl = JdbcLeaseBackend.PLACE_TTL.toMillis() / 1000.0;
+        return (PreparedStatement) Proxy.newProxyInstance(BrokenStrategies.class.getClassLoader(),
+                new Class<?>[] {PreparedStatement.class}, (proxy, m, args) -> {
+                    if (m.getName().equals("setDouble") && (Double) args[1] == ttl) {
+                        args[1] = lease.toMillis() / 1000.0; // the broken part: a place lives a lease
+                    }
+                    return invoke(m, ps, args);
+                });
+    }
+
+    private static Object invoke(java.lang.reflect.Method m, Object target, Object[] args) throws Throwable {
+        try {
+            return m.invoke(target, args);
+        } catch (InvocationTargetException e) {
+            throw e.getCause();
         }
     }
 

@@ -1,5 +1,6 @@
 package dev.baton.checker;
 
+import dev.baton.internal.Durations;
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;

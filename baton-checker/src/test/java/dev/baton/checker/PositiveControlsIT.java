@@ -42,7 +42,12 @@ class PositiveControlsIT {
      */
     private Analysis.Result run(CheckStrategy strategy, String fault, Fence fence, long seed,
                                 Predicate<Analysis.Result> until) throws Exception {
-        ScenarioSpec spec = new ScenarioSpec(strategy, PG, "baton_check_ctl", 6, 2, Duration.ofSeconds(1),
+        return run(strategy, fault, fence, seed, 6, 2, Duration.ofSeconds(1), "baton_check_ctl", until);
+    }
+
+    private Analysis.Result run(CheckStrategy strategy, String fault, Fence fence, long seed, int workers, int locks,
+                                Duration lease, String table, Predicate<Analysis.Result> until) throws Exception {
+        ScenarioSpec spec = new ScenarioSpec(strategy, PG, table, workers, locks, lease,
                 BOUND, fault, seed, dir.resolve(fault), fence, ScenarioSpec.DEFAULT_WORKER_JVM);
         Analysis.Result r = new Analysis(new Scenario(spec, until).run()).analyse();
         System.out.print(Report.block(r));
@@ -90,6 +95,37 @@ class PositiveControlsIT {
                 so -> so.staleRejected() > 0 && so.hits() >= ScenarioSpec.minHits("pause"));
         assertThat(r.violations().get("a")).isZero();
         assertThat(r.staleRejected()).as("the fence had stale holders to refuse").isPositive();
+        assertThat(r.verdict()).isEqualTo("PASS");
+    }
+
+    /**
+     * Places in line that live a lease, as before the heartbeat: a waiter killed at the head of the line keeps the
+     * lock, once free, from the live waiters behind it for up to a lease. The lease (4 s) is what such a line needs
+     * to show it beyond check (f)'s bound (1.7 s) + margin (1.5 s); the correct line passes the same check whatever
+     * the lease. Four workers on one lock: a line always forms, and fewer JVMs start. Its own table: its dead places
+     * must not linger into another control's line.
+     */
+    @Test
+    void placesThatLiveALeaseKeepAFreeLockForADeadWaiterAndFail() throws Exception {
+        Analysis.Result r = run(new BrokenStrategies.PlacesLiveOneLease(), "kill-waiter", Fence.STRICT, 17, 4, 1,
+                Duration.ofSeconds(4), "baton_check_ctl_line", violated("f"));
+        assertThat(r.verdict()).isEqualTo("FAIL");
+        assertThat(r.violations().get("f")).as("a free lock kept for a dead waiter").isPositive();
+    }
+
+    /**
+     * The control's control: the real line, the same fault, a 1 s lease. It runs until 5 kills hit a waiter and the
+     * samples showed a free lock with a live waiter behind a dead place 3 times (what check (f) judges), and must
+     * pass: each such lock went to a live waiter within the bound.
+     */
+    @Test
+    void theRealLineGivesAFreeLockToALiveWaiterDespiteADeadPlaceAndPasses() throws Exception {
+        Analysis.Result r = run(new JdbcLeaseStrategy(), "kill-waiter", Fence.STRICT, 18, 4, 1, Duration.ofSeconds(1),
+                "baton_check_ctl_line2", so -> so.hits() >= ScenarioSpec.minHits("kill-waiter")
+                        && Analysis.deadPlaceWindows(so) >= 3);
+        assertThat(Analysis.deadPlaceWindows(r)).as("free locks seen with a live waiter behind a dead place")
+                .isGreaterThanOrEqualTo(3);
+        assertThat(r.violations().get("f")).isZero();
         assertThat(r.verdict()).isEqualTo("PASS");
     }
 

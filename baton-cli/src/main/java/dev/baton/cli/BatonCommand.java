@@ -19,12 +19,15 @@ import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.net.ConnectException;
 import java.net.UnknownHostException;
-import java.util.ArrayList;
 import java.sql.SQLException;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.Callable;
+import java.util.function.Supplier;
 
 /**
  * The {@code baton} command: {@code baton run} runs a command while holding a distributed lock;
@@ -43,9 +46,6 @@ import java.util.concurrent.Callable;
                 + " or jdbc:mysql: URL, a Redis URL (redis://, rediss://, redis-sentinel://…#MASTER) or a"
                 + " zookeeper:// URL shares them across hosts. 'baton run' creates its lock table if missing;"
                 + " no other command creates anything."},
-        subcommands = {RunCommand.class, StatusCommand.class, ListCommand.class, ReleaseCommand.class,
-                PurgeCommand.class, CheckCommand.class, Version.class, CompletionCommand.class,
-                CommandLine.HelpCommand.class},
         exitCodeListHeading = "%nExit status (each command's --help lists its own):%n",
         exitCodeList = {"0:success (status: held)",
                 "1:status: free; release: nothing released (--waiter: no such place in line)",
@@ -72,6 +72,15 @@ public final class BatonCommand implements Callable<Integer> {
                     "add --allow-unflushed-commits to accept that"),
             Map.entry("allowEviction() on the builder", "--allow-eviction"),
             Map.entry("allowEviction() skips", "--allow-eviction skips"));
+
+    /**
+     * The subcommands, in the order the usage lists them. Building a subcommand's model (picocli reads its
+     * annotations by reflection) is most of a short command's start-up, so a command line that names one
+     * ({@code baton run …}) gets only that one: {@link #commandLine(PrintWriter, PrintWriter, String...)}.
+     */
+    private static final Map<String, Supplier<Object>> SUBCOMMANDS = subcommands();
+    /** Subcommands that need every sibling: help lists them, completion scripts them. */
+    private static final Set<String> NEEDS_ALL = Set.of("help", "completion");
 
     @Spec
     CommandSpec spec;
@@ -103,8 +112,26 @@ public final class BatonCommand implements Callable<Integer> {
 
     /** Runs the command in this process with the given output and error writers; returns the exit status. */
     static int execute(PrintWriter out, PrintWriter err, String... args) {
-        CommandLine cli = commandLine(out, err);
+        RunCommand run = RunFastPath.parse(args);
+        if (run != null) {
+            return runWithoutPicocli(run, out, err, args);
+        }
+        CommandLine cli = commandLine(out, err, args);
         int status = cli.execute(args);
+        out.flush();
+        err.flush();
+        return status;
+    }
+
+    /** {@code baton run} as {@link RunFastPath} read it: called, and its failures reported, as picocli would. */
+    private static int runWithoutPicocli(RunCommand run, PrintWriter out, PrintWriter err, String... args) {
+        run.errWriter = err;
+        int status;
+        try {
+            status = run.call();
+        } catch (Exception e) {
+            status = failure(e, err, run.database.resolved(), List.of(args), run.database.verbose);
+        }
         out.flush();
         err.flush();
         return status;
@@ -112,21 +139,57 @@ public final class BatonCommand implements Callable<Integer> {
 
     /** The command line with every subcommand and handler, writing to the given writers. */
     static CommandLine commandLine(PrintWriter out, PrintWriter err) {
+        return commandLine(out, err, new String[0]);
+    }
+
+    /**
+     * The command line for these arguments, writing to the given writers: when the first argument names a
+     * subcommand (other than {@code help} and {@code completion}), only that subcommand is built; otherwise
+     * all are, so that usage, suggestions for a mistyped name and completion see every one.
+     */
+    static CommandLine commandLine(PrintWriter out, PrintWriter err, String... args) {
         CommandLine cli = new CommandLine(new BatonCommand());
-        // one version for every command, read from the build (the checker's own annotation spells one)
-        CommandSpec check = cli.getSubcommands().get("check").getCommandSpec();
-        check.versionProvider(new Version());
-        // ~/ in a SQLite URL is the home directory here too, as for every other command
-        OptionSpec checkUrl = check.findOption("--url");
-        check.remove(checkUrl);
-        check.addOption(OptionSpec.builder(checkUrl)
-                .converters(BatonCommand::checkUrl).build());
+        String first = args.length > 0 ? args[0] : "";
+        boolean one = SUBCOMMANDS.containsKey(first) && !NEEDS_ALL.contains(first);
+        SUBCOMMANDS.forEach((name, command) -> {
+            if (!one || name.equals(first)) {
+                cli.addSubcommand(name, command.get());
+            }
+        });
+        CommandLine checkCli = cli.getSubcommands().get("check");
+        if (checkCli != null) {
+            // one version for every command, read from the build (the checker's own annotation spells one)
+            CommandSpec check = checkCli.getCommandSpec();
+            check.versionProvider(new Version());
+            // ~/ in a SQLite URL is the home directory here too, as for every other command
+            OptionSpec checkUrl = check.findOption("--url");
+            check.remove(checkUrl);
+            check.addOption(OptionSpec.builder(checkUrl)
+                    .converters(BatonCommand::checkUrl).build());
+        }
         cli.setOut(out);
         cli.setErr(err);
-        cli.getSubcommands().get("run").setStopAtPositional(true);
+        CommandLine run = cli.getSubcommands().get("run");
+        if (run != null) {
+            run.setStopAtPositional(true);
+        }
         cli.setParameterExceptionHandler(BatonCommand::usageError);
         cli.setExecutionExceptionHandler(BatonCommand::failure);
         return cli;
+    }
+
+    private static Map<String, Supplier<Object>> subcommands() {
+        Map<String, Supplier<Object>> all = new LinkedHashMap<>();
+        all.put("run", RunCommand::new);
+        all.put("status", StatusCommand::new);
+        all.put("list", ListCommand::new);
+        all.put("release", ReleaseCommand::new);
+        all.put("purge", PurgeCommand::new);
+        all.put("check", CheckCommand::new);
+        all.put("version", Version::new);
+        all.put("completion", CompletionCommand::new);
+        all.put("help", CommandLine.HelpCommand::new);
+        return all;
     }
 
     /**
@@ -157,8 +220,18 @@ public final class BatonCommand implements Callable<Integer> {
     }
 
     private static int failure(Exception e, CommandLine cmd, ParseResult parsed) {
-        PrintWriter err = cmd.getErr();
-        Optional<DatabaseUrl> url = databaseUrl(cmd);
+        return failure(e, cmd.getErr(), databaseUrl(cmd), parsed.originalArgs(), isVerbose(parsed));
+    }
+
+    /**
+     * Reports a command's failure as one line on {@code err} (with the stack trace if verbose) and returns its
+     * exit status.
+     *
+     * @param url  the database the command resolved, if it did
+     * @param args the command line, whose URLs' secrets are never printed
+     */
+    private static int failure(Exception e, PrintWriter err, Optional<DatabaseUrl> url, List<String> args,
+                               boolean verbose) {
         int status;
         String message;
         BatonFailure database = url.isPresent() && isDatabaseFailure(e) ? DatabaseErrors.failure(url.get(), e) : null;
@@ -183,13 +256,13 @@ public final class BatonCommand implements Callable<Integer> {
             message = "internal error (a bug in baton: please report it with the output of --verbose): "
                     + (e.getMessage() != null ? e.getMessage() : e.getClass().getSimpleName());
         }
-        List<String> urls = urlsIn(parsed.originalArgs());
+        List<String> urls = urlsIn(args);
         String line = Secrets.hide(cliWords(oneLine(message)), urls);
         if (url.isPresent()) {
             line = url.get().scrub(line);
         }
         err.println("baton: " + line);
-        if (isVerbose(parsed)) {
+        if (verbose) {
             // a driver's message may repeat the URL: the trace gets the same scrubbing as the line above
             StringWriter trace = new StringWriter();
             e.printStackTrace(new PrintWriter(trace));
@@ -319,8 +392,12 @@ public final class BatonCommand implements Callable<Integer> {
             java.util.logging.Logger.getLogger("").setLevel(java.util.logging.Level.OFF);
         }
         setDefault(LOG_PREFIX + "logFile", "System.err");
-        setDefault(LOG_PREFIX + "showDateTime", "true");
-        setDefault(LOG_PREFIX + "dateTimeFormat", "HH:mm:ss.SSS");
+        if (verbose || warnings) {
+            // only when something is logged: the logger builds its date format (and loads the locale's data,
+            // tens of milliseconds) at start-up whenever one is set
+            setDefault(LOG_PREFIX + "showDateTime", "true");
+            setDefault(LOG_PREFIX + "dateTimeFormat", "HH:mm:ss.SSS");
+        }
     }
 
     private static void setDefault(String key, String value) {

@@ -1,6 +1,6 @@
 package dev.baton.cli;
 
-import dev.baton.checker.Durations;
+import dev.baton.internal.Durations;
 import org.apache.zookeeper.KeeperException;
 
 import java.net.ConnectException;

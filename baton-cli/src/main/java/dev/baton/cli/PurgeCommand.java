@@ -1,6 +1,6 @@
 package dev.baton.cli;
 
-import dev.baton.checker.Durations;
+import dev.baton.internal.Durations;
 
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -18,7 +18,7 @@ import java.util.concurrent.Callable;
         description = {"A held lock never matches: its lease has not ended. Fencing tokens keep increasing after"
                 + " a purge (they come from a sequence or counter, not the row); purge rows that ended long ago"
                 + " (an hour, not seconds): see 'Purge and tokens' in docs/LEASE.md.",
-                "Durations: 500ms, 10s, 2m, 1h. Nothing is created; a missing table is an error."},
+                "Durations: 500ms, 10s, 1.5s, 2m, 1h, 1h30m. Nothing is created; a missing table is an error."},
         exitCodeListHeading = "%nExit status:%n",
         exitCodeList = {"0:purged (the number of rows is printed, 0 included)", "64:bad arguments or URL",
                 "66:no lock table (or SQLite file) there", "69:database unreachable",
@@ -32,7 +32,7 @@ final class PurgeCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    @Option(names = "--older-than", required = true, paramLabel = "DURATION", converter = Durations.Converter.class,
+    @Option(names = "--older-than", required = true, paramLabel = "DURATION", converter = DurationConverter.class,
             description = "How long ago a lease must have ended (at least 1s, at most 87600h).")
     Duration olderThan;
 

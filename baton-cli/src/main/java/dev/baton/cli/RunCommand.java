@@ -9,7 +9,8 @@ import dev.baton.LockInterruptedException;
 import dev.baton.LockLostException;
 import dev.baton.LockNames;
 import dev.baton.LockTimeoutException;
-import dev.baton.checker.Durations;
+import dev.baton.NothingGrantedException;
+import dev.baton.internal.Durations;
 import dev.baton.jdbc.Strategy;
 import dev.baton.jdbc.StrategyConflictException;
 import picocli.CommandLine.Command;
@@ -39,7 +40,10 @@ import java.util.concurrent.TimeoutException;
  *
  * <ol>
  *   <li>Acquire the lock, waiting at most {@code --wait} (default: as long as it takes), saying on stderr
- *       who holds it when it is taken, and again every minute (unless {@code --quiet}).</li>
+ *       who holds it when it is taken, and again every minute (unless {@code --quiet}). An attempt that could not
+ *       reach the server and so granted nothing ({@link NothingGrantedException}) does not end the wait: the
+ *       library tries again until {@code --wait} has passed (exit 69 only if the server is still unreachable
+ *       then; at once with {@code --wait 0}).</li>
  *   <li>Start the command in a process group of its own under a supervisor ({@link CommandGroup}) with
  *       standard input, output and error inherited, and {@code BATON_LOCK} and {@code BATON_FENCING_TOKEN}
  *       in its environment. The library renews the lease while it runs. If {@code baton} dies, even by
@@ -70,12 +74,12 @@ import java.util.concurrent.TimeoutException;
                         + " leaves running when it exits gets SIGTERM, SIGKILL after --grace. If baton is"
                         + " killed, even with SIGKILL, the group is killed.",
                 "The lock table is created in the database if it is missing.",
-                "Durations: 500ms, 10s, 2m, 1h, or a number of seconds (10, 0.5, 0)."},
+                "Durations: 500ms, 10s, 2m, 1h, 1.5s, 1h30m, or a number of seconds (10, 0.5, 0)."},
         exitCodeListHeading = "%nExit status:%n",
         exitCodeList = {
                 "N:the command's status (128+signal if a signal ended it)",
                 "64:bad arguments or URL, or a lock name used with the other --strategy in that table",
-                "69:database unreachable",
+                "69:database unreachable (while waiting: still unreachable when --wait ended)",
                 "70:internal error",
                 "75:lock not acquired within --wait (or --conflict-exit-code)",
                 "76:lease lost while the command ran (or --conflict-exit-code)",
@@ -111,9 +115,12 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
     @Option(names = "--lock", required = true, paramLabel = "NAME", description = "Lock name.")
     String lockName;
 
-    @Option(names = {"-w", "--wait"}, paramLabel = "DURATION", converter = Durations.Converter.class,
+    @Option(names = {"-w", "--wait"}, paramLabel = "DURATION", converter = DurationConverter.class,
             description = "How long to wait for the lock; 0 tries once. Default: until acquired.")
     Duration wait;
+
+    @Option(names = {"-n", "--nonblock"}, description = "Try once, do not wait: --wait 0 (as flock -n).")
+    boolean nonblock;
 
     @Option(names = "--strategy", paramLabel = "lease|session", defaultValue = "lease",
             converter = StrategyConverter.class,
@@ -124,12 +131,12 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
                     + " direct connection; not on SQLite."})
     Strategy strategy;
 
-    @Option(names = "--lease", paramLabel = "DURATION", converter = Durations.Converter.class,
+    @Option(names = "--lease", paramLabel = "DURATION", converter = DurationConverter.class,
             defaultValue = "10s", description = "Lease time, renewed while the command runs"
             + " (default ${DEFAULT-VALUE}, 100ms to 24h). Bounds how long a crashed baton keeps the lock.")
     Duration lease;
 
-    @Option(names = "--grace", paramLabel = "DURATION", converter = Durations.Converter.class,
+    @Option(names = "--grace", paramLabel = "DURATION", converter = DurationConverter.class,
             defaultValue = "10s", description = "Time between SIGTERM and SIGKILL when the lease is lost, after a"
             + " signal passed on to the command, and for what the command leaves running when it exits"
             + " (default ${DEFAULT-VALUE}, at most 1h).")
@@ -145,35 +152,31 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
     @Mixin
     DatabaseOptions database;
 
-    @Parameters(arity = "1..*", paramLabel = "COMMAND", description = "The command and its arguments"
-            + " (put -- before it).")
+    @Option(names = {"-c", "--command"}, paramLabel = "STRING", description = "Run STRING with sh -c (as flock"
+            + " -c) instead of a COMMAND.")
+    String shellCommand;
+
+    @Parameters(arity = "0..*", paramLabel = "COMMAND", description = "The command and its arguments"
+            + " (put -- before it), unless -c gives one.")
     List<String> command;
+
+    /** Where {@link #call()} writes when it runs without picocli ({@link RunFastPath}); else the command line's. */
+    PrintWriter errWriter;
 
     @Override
     public Integer call() {
-        try {
-            LockNames.validate(lockName);
-        } catch (IllegalArgumentException e) {
-            throw new ParameterException(spec.commandLine(), "invalid --lock: " + e.getMessage());
+        String invalid = invalid();
+        if (invalid != null) {
+            throw new ParameterException(spec.commandLine(), invalid);
         }
-        if (lease.compareTo(MIN_LEASE) < 0) {
-            throw new ParameterException(spec.commandLine(), "--lease must be at least 100ms, was "
-                    + Durations.format(lease));
+        if (nonblock) {
+            wait = Duration.ZERO;
         }
-        if (conflictExitCode != null && (conflictExitCode < 1 || conflictExitCode > 255)) {
-            throw new ParameterException(spec.commandLine(), "--conflict-exit-code must be 1 to 255, was "
-                    + conflictExitCode);
-        }
-        try {
-            Durations.requireAtMost("--lease", lease, MAX_LEASE, "it only bounds how long a crashed baton keeps"
-                    + " the lock; a running command's lease is renewed however long it runs");
-            Durations.requireAtMost("--wait", wait, MAX_WAIT, "leave --wait out to wait until acquired");
-            Durations.requireAtMost("--grace", grace, MAX_GRACE, "the time a command gets to stop");
-        } catch (IllegalArgumentException e) {
-            throw new ParameterException(spec.commandLine(), e.getMessage());
+        if (shellCommand != null) {
+            command = List.of("sh", "-c", shellCommand);
         }
         DatabaseUrl url = database.resolveUrl();
-        PrintWriter err = spec.commandLine().getErr();
+        PrintWriter err = errWriter != null ? errWriter : spec.commandLine().getErr();
         try (SignalForwarder signals = SignalForwarder.install(Thread.currentThread())) {
             DatabaseOptions.OpenClient open;
             try {
@@ -209,6 +212,41 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
         }
     }
 
+    /** What is wrong with the options, as the usage error says it; null if nothing. */
+    String invalid() {
+        try {
+            LockNames.validate(lockName);
+        } catch (IllegalArgumentException e) {
+            return "invalid --lock: " + e.getMessage();
+        }
+        if (lease.compareTo(MIN_LEASE) < 0) {
+            return "--lease must be at least 100ms, was " + Durations.format(lease);
+        }
+        if (conflictExitCode != null && (conflictExitCode < 1 || conflictExitCode > 255)) {
+            return "--conflict-exit-code must be 1 to 255, was " + conflictExitCode;
+        }
+        if (nonblock && wait != null) {
+            return "-n (--nonblock) is --wait 0: give one of them";
+        }
+        boolean hasCommand = command != null && !command.isEmpty();
+        if (shellCommand != null && hasCommand) {
+            return "-c gives the command as one shell string; it takes no COMMAND after it, found '"
+                    + command.get(0) + "'";
+        }
+        if (shellCommand == null && !hasCommand) {
+            return "Missing required parameter: 'COMMAND' (or -c 'shell command')";
+        }
+        try {
+            Durations.requireAtMost("--lease", lease, MAX_LEASE, "it only bounds how long a crashed baton keeps"
+                    + " the lock; a running command's lease is renewed however long it runs");
+            Durations.requireAtMost("--wait", wait, MAX_WAIT, "leave --wait out to wait until acquired");
+            Durations.requireAtMost("--grace", grace, MAX_GRACE, "the time a command gets to stop");
+        } catch (IllegalArgumentException e) {
+            return e.getMessage();
+        }
+        return null;
+    }
+
     /**
      * "lock 'x' is used with --strategy session in table baton_locks, and one name is one lock: …": the
      * library's refusal in the CLI's words, with what the operator can do.
@@ -241,22 +279,33 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
                 wait == null ? "until acquired" : Durations.format(wait), Durations.format(lease));
         long start = System.nanoTime();
         try {
-            LockTimeoutException busy;
+            // the last answer: the lock is busy, or (null) the server could not be asked and granted nothing
+            LockTimeoutException busy = null;
+            NothingGrantedException unreachable = null;
             try {
                 return lock.acquire(Duration.ZERO);
             } catch (LockTimeoutException e) {
                 busy = e;
+            } catch (NothingGrantedException e) {
+                if (wait != null && wait.isZero()) {
+                    throw e;
+                }
+                unreachable = e; // the library keeps trying within each slice until it can ask the server
             }
             while (true) {
                 Duration left = wait == null ? WAIT_NOTICE_EVERY
                         : wait.minusNanos(System.nanoTime() - start);
                 if (left.isNegative() || left.isZero()) {
+                    if (busy == null) {
+                        throw unreachable;
+                    }
                     err.println("baton: " + notAcquired(busy, open, backend));
                     return null;
                 }
                 if (!quiet) {
-                    err.println("baton: waiting for lock '" + lockName + "': " + holder(busy, open) + " on "
-                            + backend);
+                    err.println("baton: waiting for lock '" + lockName + "': " + (busy != null
+                            ? holder(busy, open) + " on " + backend
+                            : "cannot ask the server now, trying again (" + unreachable.getMessage() + ")"));
                     err.flush();
                 }
                 Duration slice = left.compareTo(WAIT_NOTICE_EVERY) < 0 ? left : WAIT_NOTICE_EVERY;
@@ -264,6 +313,9 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
                     return lock.acquire(slice);
                 } catch (LockTimeoutException e) {
                     busy = e;
+                } catch (NothingGrantedException e) {
+                    busy = null; // the slice ended while the server could not be reached; nothing was granted
+                    unreachable = e;
                 }
             }
         } catch (LockInterruptedException e) {

@@ -1,6 +1,6 @@
 package dev.baton.cli;
 
-import dev.baton.checker.BatonVersion;
+import dev.baton.internal.BatonVersion;
 
 import picocli.CommandLine.Command;
 import picocli.CommandLine.IVersionProvider;

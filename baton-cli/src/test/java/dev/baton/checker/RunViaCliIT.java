@@ -30,11 +30,19 @@ class RunViaCliIT {
         assertThat(status).as("exit status of baton check --via-cli on %s (%s); output:%n%s%n%s", url, faults, out, err)
                 .isEqualTo(CheckCommand.PASS);
         assertThat(out.toString()).contains("PASS");
+        System.out.print(out);
     }
 
     @Test
     void sqliteWithTheJvmPaused() {
         check("jdbc:sqlite:" + dir.resolve("check.db"), "pause-jvm");
+    }
+
+    /** A baton run killed while it waits in line: the lock, once free, goes to a live one within the line's bound. */
+    @Test
+    void postgresqlWithAWaiterKilled() {
+        TestServers.require("PostgreSQL", "127.0.0.1", 5432);
+        check("jdbc:postgresql://127.0.0.1:5432/test?user=postgres", "kill-waiter");
     }
 
     @Test

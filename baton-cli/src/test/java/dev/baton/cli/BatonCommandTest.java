@@ -53,8 +53,34 @@ class BatonCommandTest {
                 List.of("run", "--lock", "x", "--url", "mongodb://localhost", "--", "true"),
                 List.of("run", "--lock", "x", "--url", "redis://", "--", "true"),
                 List.of("run", "--lock", "x", "--no-such-option", "--", "true"),
+                List.of("run", "--lock", "x", "-n", "--wait", "1s", "--", "true"),
+                List.of("run", "--lock", "x", "-c", "echo", "--", "true"),
+                List.of("run", "--lock", "x", "-c"),
+                List.of("run", "--lock", "x", "--wait", "1h30", "--", "true"),
+                List.of("run", "--lock", "x", "--wait", "30m1h", "--", "true"),
+                List.of("run", "--lock", "x", "--lease", "1.5ms", "--", "true"),
                 List.of("list", "--url", "http://example.invalid/"),
                 List.of("frobnicate"));
+    }
+
+    /** -c runs a shell string with the lock's variables; -n does not wait for a held lock (75 at once). */
+    @Test
+    void dashCRunsAShellStringAndDashNDoesNotWait(@TempDir Path dir) throws Exception {
+        String url = "jdbc:sqlite:" + dir.resolve("c.db");
+        Path seen = dir.resolve("seen");
+        Result c = baton("run", "--url", url, "--lock", "dash-c", "-c",
+                "echo \"$BATON_LOCK $BATON_FENCING_TOKEN\" > '" + seen + "'; exit 3");
+        assertThat(c.status()).as("stderr: %s", c.err()).isEqualTo(3);
+        assertThat(java.nio.file.Files.readString(seen)).matches("dash-c [0-9]+\\n");
+
+        SQLiteDataSource ds = new SQLiteDataSource();
+        ds.setUrl(url);
+        try (JdbcLockClient locks = JdbcLocks.builder(ds).createTableIfMissing().build();
+             Lease held = locks.lock("dash-n").acquire(java.time.Duration.ZERO)) {
+            Result n = baton("run", "--url", url, "--lock", "dash-n", "-n", "--", "true");
+            assertThat(n.status()).as("stderr: %s", n.err()).isEqualTo(ExitCodes.NOT_ACQUIRED);
+            assertThat(n.err()).contains("not acquired within 0 ms");
+        }
     }
 
     @ParameterizedTest

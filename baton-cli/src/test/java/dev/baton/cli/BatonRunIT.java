@@ -617,6 +617,68 @@ class BatonRunIT {
     }
 
     /**
+     * A pause of {@code baton} longer than its lease (a long GC pause, a stalled container) while the server kept
+     * the grant (the session strategy: the lock lives as long as the database session): the lease's local deadline
+     * passed, but the server still shows the grant when {@code baton} runs again, so the lease was never lost and
+     * the command (still running) finishes under it: its status, not 76.
+     */
+    @Test
+    void aPausedBatonWhoseSessionKeptTheLockIsNotReportedLost() throws Exception {
+        requireServer("PostgreSQL", 5432);
+        String lock = uniqueLock("paused-session");
+        Path started = dir.resolve("started-" + UUID.randomUUID());
+        Path go = dir.resolve("go-" + UUID.randomUUID());
+        Baton b = start("run", "--strategy", "session", "--lease", "500ms", "--lock", lock, "--url", PG, "--", "sh",
+                "-c", "touch '" + started + "'; while [ ! -e '" + go + "' ]; do sleep 0.05; done; exit 3");
+        awaitFile(started, b);
+        pauseLongerThanTheLease(b.process().pid());
+        Files.createFile(go);
+        assertThat(b.awaitExit(EXIT_TIMEOUT)).as("stderr: %s", b.err()).isEqualTo(3);
+        assertThat(b.err()).doesNotContain("lost");
+    }
+
+    /**
+     * The command ends while {@code baton} is paused for longer than its lease and the server keeps the grant:
+     * {@code baton} sees the end only when it runs again, after the local deadline; the command ran entirely under
+     * the lease, so its status, not 76.
+     */
+    @Test
+    void aCommandThatEndedWhileBatonWasPausedIsNotReportedLost() throws Exception {
+        requireServer("PostgreSQL", 5432);
+        String lock = uniqueLock("ended-paused");
+        Path started = dir.resolve("started-" + UUID.randomUUID());
+        Path go = dir.resolve("go-" + UUID.randomUUID());
+        Path done = dir.resolve("done-" + UUID.randomUUID());
+        Baton b = start("run", "--strategy", "session", "--lease", "500ms", "--lock", lock, "--url", PG, "--", "sh",
+                "-c", "touch '" + started + "'; while [ ! -e '" + go + "' ]; do sleep 0.05; done; touch '" + done
+                        + "'; exit 3");
+        awaitFile(started, b);
+        long pid = b.process().pid();
+        kill("STOP", pid);
+        try {
+            awaitState(pid, 'T');
+            Files.createFile(go);
+            awaitFile(done, null);
+            Thread.sleep(1500); // past the local deadline (lease 500 ms) while stopped
+        } finally {
+            kill("CONT", pid);
+        }
+        assertThat(b.awaitExit(EXIT_TIMEOUT)).as("stderr: %s", b.err()).isEqualTo(3);
+        assertThat(b.err()).doesNotContain("lost");
+    }
+
+    /** SIGSTOP for three lease times (500 ms), then SIGCONT. */
+    private static void pauseLongerThanTheLease(long pid) throws Exception {
+        kill("STOP", pid);
+        try {
+            awaitState(pid, 'T');
+            Thread.sleep(1500);
+        } finally {
+            kill("CONT", pid);
+        }
+    }
+
+    /**
      * SIGSTOPs the process at a moment it holds no database transaction on the lock's row (else the second
      * baton would wait for the frozen one's row lock, or SQLite's write lock): stop, probe, and if the row is
      * locked, continue and try again.
@@ -799,6 +861,46 @@ class BatonRunIT {
         assertThat(noJava.awaitExit(EXIT_TIMEOUT)).as("jar, no java; stderr: %s", noJava.err()).isEqualTo(78);
         assertThat(noJava.err()).contains("java").contains("17").doesNotContain("No such file");
         assertThat(noJava.errLines()).as("stderr").allMatch(l -> l.startsWith("baton: "));
+    }
+
+    /**
+     * The first build says what it does, one line per module, and its stderr carries no escape sequence: a fake
+     * mvn (no JVM is started) writes what Maven 3.8 writes to a pipe, ESC[0m resets included, and fails.
+     */
+    @Test
+    void theBuildShowsProgressWithoutEscapeSequences() throws Exception {
+        Path launcher = Path.of("").toAbsolutePath().getParent().resolve("bin").resolve("baton");
+        Path checkout = dir.resolve("checkout-esc");
+        Files.createDirectories(checkout.resolve("bin"));
+        Files.copy(launcher, checkout.resolve("bin/baton"));
+        checkout.resolve("bin/baton").toFile().setExecutable(true);
+        Files.writeString(checkout.resolve("pom.xml"), "<project>\n  <version>9.9.9-TEST</version>\n</project>\n");
+        Path tools = dir.resolve("tools-esc");
+        Files.createDirectories(tools);
+        for (String tool : List.of("bash", "dirname", "readlink", "sed", "head", "find", "mkdir", "flock")) {
+            Path real = java.util.stream.Stream.of("/usr/bin", "/bin").map(d -> Path.of(d, tool))
+                    .filter(Files::isExecutable).findFirst().orElseThrow(() -> new AssertionError(tool + " not found"));
+            Files.createSymbolicLink(tools.resolve(tool), real);
+        }
+        Path mvn = tools.resolve("mvn");
+        Files.writeString(mvn, "#!/bin/bash\n"
+                + "printf '\\033[0m\\033[0m'; printf '\\033[0m' >&2\n"
+                + "echo '[INFO] Scanning for projects...'\n"
+                + "echo '[INFO] Building baton-core 9.9.9-TEST                                [1/2]'\n"
+                + "echo '[INFO] Building baton-cli 9.9.9-TEST                                 [2/2]'\n"
+                + "printf '[ERROR] \\033[1mMAVEN_OPTS=%s\\033[m\\n' \"$MAVEN_OPTS\"\n"
+                + "printf '\\033[0m'; exit 1\n");
+        mvn.toFile().setExecutable(true);
+
+        Baton b = spawnWithEnvironment(Map.of("PATH", tools.toString(), "HOME", dir.toString()),
+                checkout.resolve("bin/baton").toString(), "version");
+
+        assertThat(b.awaitExit(EXIT_TIMEOUT)).as("stderr: %s", b.err()).isEqualTo(70);
+        assertThat(b.err()).as("stderr").doesNotContain("\u001b");
+        assertThat(b.errLines()).as("stderr").allMatch(l -> l.startsWith("baton: "))
+                .contains("baton: building baton-core (1/2)", "baton: building baton-cli (2/2)", "baton: build failed")
+                .anyMatch(l -> l.startsWith("baton: mvn: MAVEN_OPTS=") && l.contains("-Djansi.noreset=true"));
+        assertThat(b.errLines().get(0)).contains("building").contains("Maven");
     }
 
     /** Spawns {@code cmd} with exactly {@code environment} (nothing inherited). */

@@ -11,7 +11,9 @@ import dev.baton.LockInfo;
 import dev.baton.LockInterruptedException;
 import dev.baton.LockLostException;
 import dev.baton.LockNames;
+import dev.baton.LockObserver;
 import dev.baton.LockTimeoutException;
+import dev.baton.NothingGrantedException;
 import dev.baton.spi.AcquireRequest;
 import dev.baton.spi.AcquireResult;
 import dev.baton.spi.AnnouncesTurns;
@@ -35,6 +37,7 @@ import java.net.InetAddress;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -64,6 +67,14 @@ import java.util.function.Supplier;
  * margin covers: over a {@link ReportsTimeLeft} backend each renewal also checks that the server still had at least
  * until the deadline left on the grant, else the lease is lost at once (see {@link #renewAll}).
  *
+ * <p>A passed deadline over a backend that {@link ConfirmsGrants confirms grants}: if no renewal of the lease failed
+ * (this process was paused, by a long GC or a stopped container, or a renewal is late), the passed deadline is only
+ * uncertain: the lease is not valid, and it is renewed once more, on a thread of its own, before anything calls it
+ * lost (the leases one watchdog pass finds overdue are renewed together, in one call). Renewed (the server still
+ * showed the grant, owner and token, and extended it): valid again. Not renewed, or the server could not be asked
+ * (unless a regular renewal extended the lease meanwhile), or no answer within half the lease time (at least 250 ms,
+ * at most 1 s): lost. A lease whose renewal failed is lost at its deadline, as over every other backend.
+ *
  * <p>Over a backend that {@link ReportsSessionState reports its session's state}: a suspended session makes every
  * held lease uncertain (not valid, not lost, its deadline still running); a resumed one has each uncertain lease
  * confirmed on the renewer thread (valid again, or lost); a lost session loses every lease once.
@@ -72,6 +83,8 @@ public final class CoreLockClient implements LockClient {
     private static final Logger log = LoggerFactory.getLogger(CoreLockClient.class);
     /** Longest single server-side blocking wait, so interruption and close are noticed between slices. */
     private static final long BLOCKING_SLICE_NANOS = TimeUnit.MILLISECONDS.toNanos(500);
+    /** How often an acquisition without a deadline, refused again and again, says so at WARN. */
+    static final long REFUSAL_WARN_NANOS = TimeUnit.SECONDS.toNanos(10);
 
     private final LockBackend backend;
     private final ClientSettings settings;
@@ -82,6 +95,10 @@ public final class CoreLockClient implements LockClient {
     private final ConcurrentHashMap<HoldKey, Hold> holds = new ConcurrentHashMap<>();
     private final ScheduledExecutorService renewer;
     private final ScheduledExecutorService watchdog;
+    /** Renews leases whose deadline passed without a failed renewal (see the class comment). */
+    private final java.util.concurrent.ExecutorService confirmer;
+    /** How long such a renewal may take before the lease is lost all the same. */
+    private final long overdueBoundNanos;
     /** How long a grant or renewal keeps a lease valid after its request was sent: lease time less drift margin. */
     private final long validityNanos;
     private volatile boolean closed;
@@ -89,6 +106,8 @@ public final class CoreLockClient implements LockClient {
     private volatile boolean suspended;
     /** How many suspensions the backend reported: a confirmation makes a lease certain only within one. */
     private final AtomicLong suspensions = new AtomicLong();
+    /** The settings' observer behind a guard, or null without one: then no observer call is made at all. */
+    private final GuardedObserver observer;
 
     private record HoldKey(String name, LockMode mode, long threadId) {
     }
@@ -99,8 +118,13 @@ public final class CoreLockClient implements LockClient {
         this.description = backend.description();
         this.clientId = newClientId(settings.clientIdPrefix());
         this.validityNanos = settings.localValidity().toNanos();
+        this.observer = settings.observer() == LockObserver.NONE ? null
+                : new GuardedObserver(settings.observer(), description);
         this.renewer = Executors.newSingleThreadScheduledExecutor(daemon("baton-renewer"));
         this.watchdog = Executors.newSingleThreadScheduledExecutor(daemon("baton-watchdog"));
+        this.confirmer = Executors.newSingleThreadExecutor(daemon("baton-confirmer"));
+        this.overdueBoundNanos = Math.max(TimeUnit.MILLISECONDS.toNanos(250),
+                Math.min(settings.leaseTime().toNanos() / 2, TimeUnit.SECONDS.toNanos(1)));
         if (backend instanceof NotifiesReleases notifying) {
             notifying.listen(new ReleaseListener() {
                 @Override
@@ -139,10 +163,24 @@ public final class CoreLockClient implements LockClient {
         }
         backend.start(clientId);
         long renewNanos = settings.renewInterval().toNanos();
-        renewer.scheduleWithFixedDelay(this::renewAll, renewNanos, renewNanos, TimeUnit.NANOSECONDS);
+        renewer.scheduleWithFixedDelay(() -> neverEnds("lease renewal", this::renewAll), renewNanos, renewNanos,
+                TimeUnit.NANOSECONDS);
         long checkNanos = Math.max(TimeUnit.MILLISECONDS.toNanos(5),
                 Math.min(settings.leaseTime().toNanos() / 20, TimeUnit.MILLISECONDS.toNanos(250)));
-        watchdog.scheduleWithFixedDelay(this::expireOverdue, checkNanos, checkNanos, TimeUnit.NANOSECONDS);
+        watchdog.scheduleWithFixedDelay(() -> neverEnds("lease watchdog", this::expireOverdue), checkNanos,
+                checkNanos, TimeUnit.NANOSECONDS);
+    }
+
+    /**
+     * Runs one pass of a periodic task so that nothing it throws, an {@link Error} too, ends the task: a scheduled
+     * executor runs a task that threw never again, which would end renewal or loss detection for good.
+     */
+    private void neverEnds(String what, Runnable pass) {
+        try {
+            pass.run();
+        } catch (Throwable e) {
+            log.error("unexpected error in {} on {}; it goes on", what, description, e);
+        }
     }
 
     private static java.util.concurrent.ThreadFactory daemon(String name) {
@@ -269,9 +307,26 @@ public final class CoreLockClient implements LockClient {
         // to interrupt: like Lock.tryLock() it ignores the flag.
         boolean hideInterrupts = options.interrupts() == AcquireOptions.Interrupts.DEFER || !options.waits();
         Acquisition acquisition = new Acquisition(name, mode, options, hideInterrupts && Thread.interrupted());
+        LockObserver.Acquisition observed = observer == null ? null : observer.acquireStarted(name, options.waits());
+        LockObserver.Outcome outcome = LockObserver.Outcome.ERROR;
+        Throwable error = null;
         try {
-            return acquisition.run();
+            Optional<Lease> lease = acquisition.run();
+            outcome = lease.isPresent() ? LockObserver.Outcome.GRANTED : LockObserver.Outcome.BUSY;
+            return lease;
+        } catch (LockTimeoutException e) {
+            outcome = LockObserver.Outcome.TIMEOUT;
+            error = e;
+            throw e;
+        } catch (RuntimeException | Error e) {
+            error = e;
+            throw e;
         } finally {
+            if (observed != null) {
+                long end = now();
+                observer.acquireEnded(observed, outcome, end - acquisition.start,
+                        acquisition.firstBusy == null ? 0 : end - acquisition.firstBusy, error);
+            }
             if (acquisition.deferredInterrupt) {
                 Thread.currentThread().interrupt();
             }
@@ -294,6 +349,8 @@ public final class CoreLockClient implements LockClient {
      *       from minPollInterval to maxPollInterval, with jitter), the backend's {@link AcquireResult.Busy#nextTry}
      *       hint (when to look again, for a waiter the server will not wake), or the deadline, whichever comes first. Back to step 3.</li>
      * </ol>
+     * An attempt (step 3 or 5) that failed with a {@link NothingGrantedException} (nothing was granted, for sure) is
+     * tried again after the backoff until the deadline; any other failure ends the acquisition.
      * Between steps the loop checks that the client is open and, unless interrupts are deferred, the interrupt
      * flag. Whenever it ends without a grant after a busy answer — timeout, interruption, closing, a failure — a
      * {@link WaitingQueue} backend is told to withdraw the waiter's place (closing: the backend's close does it).
@@ -310,8 +367,12 @@ public final class CoreLockClient implements LockClient {
         private long backoff = minPoll;
         private AcquireResult.Busy lastBusy;
         private AcquireRequest request;
+        /** When the first answer said the lock was busy (for the observer), or null. */
+        Long firstBusy;
         /** Set when an interrupt arrived while interrupts are deferred; the caller sets the flag again on return. */
         boolean deferredInterrupt;
+        /** When a refusal was last logged at WARN (an acquisition without a deadline), or null. */
+        private Long refusalWarned;
 
         Acquisition(String name, LockMode mode, AcquireOptions options, boolean interruptedBefore) {
             this.name = name;
@@ -339,12 +400,21 @@ public final class CoreLockClient implements LockClient {
                     checkInterrupt();
                     waiter.drain();
                     long sent = now();
-                    AcquireResult result = backend.tryAcquire(request);           // step 3
+                    AcquireResult result;
+                    try {
+                        result = backend.tryAcquire(request);                      // step 3
+                    } catch (NothingGrantedException e) {
+                        waitAfterRefusal(waiter, e);
+                        continue;
+                    }
                     if (result instanceof AcquireResult.Granted grant) {
                         granted = true;
                         return Optional.of(grant(holdKey, request.owner(), grant, sent));
                     }
                     lastBusy = (AcquireResult.Busy) result;
+                    if (firstBusy == null && observer != null) {
+                        firstBusy = now();
+                    }
                     long left = timeLeft();
                     if (left <= 0) {                                               // step 4
                         if (options.onBusy() == AcquireOptions.OnBusy.EMPTY) {
@@ -354,8 +424,13 @@ public final class CoreLockClient implements LockClient {
                     }
                     if (backend instanceof BlockingWait blocking) {                // step 5
                         sent = now();
-                        BlockingWait.Outcome outcome = blocking.awaitGrant(request,
-                                Duration.ofNanos(Math.min(left, BLOCKING_SLICE_NANOS)));
+                        BlockingWait.Outcome outcome;
+                        try {
+                            outcome = blocking.awaitGrant(request, Duration.ofNanos(Math.min(left, BLOCKING_SLICE_NANOS)));
+                        } catch (NothingGrantedException e) {
+                            waitAfterRefusal(waiter, e);
+                            continue;
+                        }
                         if (outcome instanceof BlockingWait.Outcome.Decided decided) {
                             if (decided.result() instanceof AcquireResult.Granted grant) {
                                 granted = true;
@@ -385,6 +460,7 @@ public final class CoreLockClient implements LockClient {
             if (existing.isUncertain()) {
                 confirm(existing); // its session was suspended: ask the server before adding a hold
             }
+            settleOverdue(existing);
             LockLostException invalid = existing.invalidReason(now());
             if (invalid == null && existing.tryAddHold()) {
                 return new LeaseHandle(CoreLockClient.this, existing);
@@ -419,6 +495,43 @@ public final class CoreLockClient implements LockClient {
 
         private long timeLeft() {
             return options.forever() ? Long.MAX_VALUE : options.maxWaitNanos() - (now() - start);
+        }
+
+        /**
+         * An attempt failed but certainly granted nothing (not sent while disconnected, refused before any write): a
+         * waiting acquire tries again after its backoff (or a wake-up, such as the backend's reconnect) until its
+         * deadline, and throws the error only when no time is left; a try-once throws it at once. An error whose
+         * outcome is unknown is never retried here: it ends the acquisition as before.
+         */
+        private void waitAfterRefusal(WakeBoard.Waiter waiter, NothingGrantedException e) {
+            long left = timeLeft();
+            if (!options.waits() || left <= 0) {
+                throw e;
+            }
+            if (options.forever()) {
+                // no deadline ends this wait with the error: say at WARN that it keeps being refused, now and then
+                long t = now();
+                if (refusalWarned == null || t - refusalWarned >= REFUSAL_WARN_NANOS) {
+                    log.warn("acquire of lock '{}' on {} granted nothing ({}); waiting without a deadline, it tries"
+                            + " again until the backend grants it", name, description, e.getMessage());
+                    refusalWarned = t;
+                } else {
+                    log.debug("acquire of '{}' granted nothing ({}); trying again", name, e.getMessage());
+                }
+            } else {
+                log.debug("acquire of '{}' granted nothing ({}); trying again until the wait's deadline", name,
+                        e.getMessage());
+            }
+            long jittered = backoff / 2 + ThreadLocalRandom.current().nextLong(backoff / 2 + 1);
+            backoff = Math.min(backoff * 2, maxPoll);
+            try {
+                waiter.await(Math.min(jittered, left), interruptible);
+            } catch (InterruptedException ie) {
+                throw interrupted(name, start);
+            }
+            if (!interruptible && Thread.interrupted()) {
+                deferredInterrupt = true;
+            }
         }
 
         /** Step 6. */
@@ -472,8 +585,11 @@ public final class CoreLockClient implements LockClient {
 
     private Lease grant(HoldKey hk, String owner, AcquireResult.Granted granted, long sent) {
         Hold hold = new Hold(new LeaseKey(hk.name(), owner, granted.token(), hk.mode()), hk.threadId(),
-                sent + validityNanos, description);
+                sent, sent + validityNanos, description, observer);
         holds.put(hk, hold);
+        if (observer != null) {
+            observer.leaseGranted(hk.name(), granted.token());
+        }
         if (suspended) {
             hold.markUncertain(); // granted just before the suspension that onSuspended() may have missed
         }
@@ -517,13 +633,16 @@ public final class CoreLockClient implements LockClient {
 
     /** Drops one hold; on the last one, releases on the backend and wakes local waiters. */
     void dropHold(Hold hold) {
-        if (hold.state() == Hold.State.HELD && now() - hold.deadlineNanos() >= 0) {
+        if (hold.state() == Hold.State.HELD && now() - hold.deadlineNanos() >= 0 && !settleOverdue(hold)) {
             // past its deadline before the watchdog looked: lost all the same, and its listeners run once
-            hold.markLost(deadlineReason(), null);
+            hold.markLost(deadlineReason(), LockObserver.LossCause.DEADLINE, null);
         }
-        Hold.State before = hold.state();
-        if (!hold.dropHold()) {
+        Hold.State before = hold.dropHold(); // the state it left, in one step with the move to RELEASED
+        if (before == null) {
             return;
+        }
+        if (observer != null) {
+            observer.leaseReleased(hold.key.name(), now() - hold.grantedNanos, before != Hold.State.HELD);
         }
         holds.remove(new HoldKey(hold.key.name(), hold.key.mode(), hold.threadId), hold);
         // a release in a finally block often runs on an interrupted thread: hide the flag from the backend (a
@@ -583,28 +702,45 @@ public final class CoreLockClient implements LockClient {
                 }
             } catch (LockBackendException e) {
                 log.warn("renewal of {} lease(s) failed on {}: {}", keys.size(), description, e.getMessage());
+                batch.forEach(h -> h.renewalFailed(true));
+                if (observer != null) {
+                    observer.renewed(0, keys.size(), now() - sent);
+                }
                 return;
             }
+            batch.forEach(h -> h.renewalFailed(false));
             long received = now();
             long deadline = sent + validityNanos;
+            int ok = 0;
             for (Hold h : batch) {
                 String stepped = timeLeft == null ? null : steppedClock(h, timeLeft.get(h.key), received);
+                if (stepped == null && renewed.contains(h.key)) {
+                    ok++;
+                }
                 if (stepped != null) {
                     // renewed on the server, but its grant had less time left there than this client counted on:
                     // the server may end grants before their local deadlines, so this one is not trusted any more.
-                    // The server keeps it for one lease at most, or until the lease is closed (a release).
-                    h.markLost(stepped, null);
+                    // The server would keep it for a whole lease, held by nobody: a backend that clears lost grants
+                    // does so now (else it ends there with its lease, or when the lease is closed).
+                    if (h.markLost(stepped, LockObserver.LossCause.CLOCK_JUMP, null)) {
+                        clearLost(h);
+                    }
                 } else if (renewed.contains(h.key)) {
                     h.extendDeadline(deadline);
                 } else if (h.state() == Hold.State.HELD) {
-                    // an answer that came after the deadline: the lease had lapsed here first (isValid() was false)
+                    // the server said it no longer shows the grant; an answer that came after the deadline says the
+                    // lease had lapsed here first (isValid() was false), and the server's answer is still the cause
                     boolean lapsed = now() - h.deadlineNanos() >= 0;
-                    if (h.markLost(lapsed ? deadlineReason()
-                            : "the server no longer shows this grant (it expired there or was taken over)", null)
-                            && lapsed) {
+                    if (h.markLost(lapsed ? deadlineReason() + ", and the renewal's late answer showed that the"
+                                    + " server no longer has the grant"
+                                    : "the server no longer shows this grant (it expired there or was taken over)",
+                            LockObserver.LossCause.NOT_ON_SERVER, null) && lapsed) {
                         clearLost(h);
                     }
                 }
+            }
+            if (observer != null) {
+                observer.renewed(ok, batch.size() - ok, received - sent);
             }
         } catch (RuntimeException e) {
             log.error("unexpected error in lease renewal on {}", description, e);
@@ -667,7 +803,7 @@ public final class CoreLockClient implements LockClient {
     private void onSessionLost() {
         suspended = false; // that session is over: nothing on it is uncertain any more
         for (Hold h : holds.values()) {
-            h.markLost("its server session ended (expired)", null);
+            h.markLost("its server session ended (expired)", LockObserver.LossCause.SESSION_LOST, null);
         }
     }
 
@@ -717,7 +853,8 @@ public final class CoreLockClient implements LockClient {
             return true;
         }
         hold.markLost(wasUncertain ? "the server no longer shows this grant after its session was suspended"
-                : "the server no longer shows this grant (checked by checkValid)", null);
+                : "the server no longer shows this grant (checked by checkValid)", LockObserver.LossCause.NOT_ON_SERVER,
+                null);
         return false;
     }
 
@@ -726,17 +863,141 @@ public final class CoreLockClient implements LockClient {
         return "no successful renewal before its deadline (lease time " + settings.leaseTime().toMillis() + " ms)";
     }
 
-    /** Marks leases lost once their conservative deadline has passed. Runs on the watchdog thread. */
+    /**
+     * Marks leases lost once their conservative deadline has passed; those whose renewals did not fail are renewed
+     * once first, on the confirmer thread, and lost only if that does not renew them in time. The leases a pass finds
+     * newly overdue are renewed together, in one backend call (after a pause, every held lease is overdue at once:
+     * one round trip each would run the bound out for the last ones), and the bound counts from that pass. Runs on
+     * the watchdog thread.
+     */
     private void expireOverdue() {
+        List<Hold> newlyOverdue = new ArrayList<>();
         try {
             long now = now();
             for (Hold h : holds.values()) {
-                if (h.state() == Hold.State.HELD && now - h.deadlineNanos() >= 0 && h.markLost(deadlineReason(), null)) {
+                if (h.state() != Hold.State.HELD || now - h.deadlineNanos() < 0) {
+                    continue;
+                }
+                String reason = deadlineReason();
+                if (reconfirms(h)) {
+                    if (h.startOverdue(now)) {
+                        newlyOverdue.add(h);
+                        continue;
+                    }
+                    if (!h.overdueLongerThan(overdueBoundNanos, now)) {
+                        continue; // the renewal is under way
+                    }
+                    reason = "its local deadline passed and the server did not renew it within "
+                            + millis(overdueBoundNanos) + " ms (lease time " + settings.leaseTime().toMillis() + " ms)";
+                }
+                if (h.markLost(reason, LockObserver.LossCause.DEADLINE, null)) {
                     clearLost(h);
                 }
             }
+        } finally {
+            if (!newlyOverdue.isEmpty()) {
+                try {
+                    confirmer.execute(() -> neverEnds("renewal of overdue leases", () -> renewOverdue(newlyOverdue)));
+                } catch (RejectedExecutionException e) {
+                    // closing
+                }
+            }
+        }
+    }
+
+    /**
+     * Whether a lease whose local deadline passed is renewed once before it is called lost: over a backend that
+     * {@link ConfirmsGrants}, when no renewal of it failed (so the deadline passed because this process did not run,
+     * or a renewal is late, not because the server could not be reached or refused).
+     */
+    private boolean reconfirms(Hold h) {
+        return backend instanceof ConfirmsGrants && !h.renewalFailed();
+    }
+
+    /**
+     * If {@code h} is HELD past its local deadline and {@link #reconfirms} it, renews it now, in this thread (a
+     * caller about to rely on it: {@code checkValid()}, a re-entry, the release). Returns whether it did.
+     */
+    boolean settleOverdue(Hold h) {
+        if (h.state() != Hold.State.HELD || now() - h.deadlineNanos() < 0 || !reconfirms(h)) {
+            return false;
+        }
+        h.startOverdue(now());
+        renewOverdue(List.of(h));
+        return true;
+    }
+
+    /**
+     * Renews leases whose local deadline passed though no renewal of them failed, in one backend call (as
+     * {@link #renewAll} does). Renewed by the server (owner and token still there, unexpired by its clock, now
+     * extended): valid again until send time + validity. Not shown by the server: lost. The call failed: lost (nothing
+     * proves the grant), unless a regular renewal answered meanwhile and extended the lease past now: then it is
+     * simply valid again. A renewal that comes back after the watchdog gave up on a lease clears the grant again, as
+     * the release of a lost lease does.
+     */
+    private void renewOverdue(List<Hold> overdue) {
+        List<Hold> batch = new ArrayList<>(overdue.size());
+        for (Hold h : overdue) {
+            if (h.state() == Hold.State.HELD) {
+                batch.add(h);
+            }
+        }
+        if (batch.isEmpty()) {
+            return;
+        }
+        List<LeaseKey> keys = new ArrayList<>(batch.size());
+        batch.forEach(h -> keys.add(h.key));
+        boolean interrupted = Thread.interrupted(); // on a user's thread: a pool refuses an interrupted borrower
+        try {
+            long sent = now();
+            Set<LeaseKey> renewed;
+            try {
+                renewed = backend.renew(keys, settings.leaseTime());
+                if (backend instanceof ConfirmsGrants confirming && !confirming.renewalAsksTheServer()) {
+                    // a renewal that may answer without the server (a busy session): only the server's answer counts
+                    Set<LeaseKey> confirmed = new HashSet<>();
+                    for (LeaseKey key : renewed) {
+                        if (confirming.confirm(key)) {
+                            confirmed.add(key);
+                        }
+                    }
+                    renewed = confirmed;
+                }
+            } catch (LockBackendException e) {
+                for (Hold h : batch) {
+                    if (now() - h.deadlineNanos() < 0) {
+                        h.endOverdue(); // a regular renewal answered meanwhile: valid again by that one
+                    } else if (h.markLost(deadlineReason() + ", and renewing it then failed: " + e.getMessage(),
+                            LockObserver.LossCause.DEADLINE, e)) {
+                        clearLost(h);
+                    }
+                }
+                return;
+            }
+            for (Hold h : batch) {
+                if (!renewed.contains(h.key)) {
+                    h.markLost("its local deadline passed (this process was paused, or its renewal was late) and"
+                            + " the server no longer shows the grant", LockObserver.LossCause.NOT_ON_SERVER, null);
+                    continue;
+                }
+                h.extendDeadline(sent + validityNanos);
+                if (now() - h.deadlineNanos() < 0) {
+                    h.endOverdue();
+                }
+                if (h.state() == Hold.State.LOST) {
+                    try {
+                        backend.release(h.key); // lost meanwhile (the watchdog gave up on this renewal): clear again
+                    } catch (RuntimeException e) {
+                        log.debug("clearing lost lease '{}' after a late renewal failed", h.key.name(), e);
+                    }
+                }
+            }
         } catch (RuntimeException e) {
-            log.error("unexpected error in lease watchdog on {}", description, e);
+            log.error("unexpected error renewing {} overdue lease(s) on {}", batch.size(), description, e);
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 
@@ -760,11 +1021,13 @@ public final class CoreLockClient implements LockClient {
         closed = true;
         renewer.shutdownNow();
         watchdog.shutdownNow();
+        confirmer.shutdownNow();
         Map<HoldKey, Hold> snapshot = new HashMap<>(holds);
         holds.clear();
         for (Hold h : snapshot.values()) {
             boolean wasHeld = h.state() == Hold.State.HELD;
-            h.markLost("the lock client was closed while the lease was held", null);
+            h.markLost("the lock client was closed while the lease was held", LockObserver.LossCause.CLIENT_CLOSED,
+                    null);
             if (wasHeld) {
                 try {
                     backend.release(h.key);

@@ -1,6 +1,7 @@
 package dev.baton.internal;
 
 import dev.baton.LockLostException;
+import dev.baton.LockObserver;
 import dev.baton.spi.LeaseKey;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -31,20 +32,32 @@ final class Hold {
     final LeaseKey key;
     final long threadId;
     final Instant acquiredAt;
+    /** The monotonic time the grant's request was sent, for the observer's hold time. */
+    final long grantedNanos;
     private final String backend;
+    /** Told of the loss, or null for a client without an observer. */
+    private final GuardedObserver observer;
     private volatile long deadlineNanos;
     private int holdCount = 1;
     private State state = State.HELD;
     private boolean uncertain;
+    /** Past its local deadline with no failed renewal, being confirmed with the server since {@link #overdueSince}. */
+    private boolean overdue;
+    private long overdueSince;
+    /** The last renewal that carried this grant could not reach the server (or refused to answer). */
+    private volatile boolean renewalFailed;
     private LockLostException lostReason;
     private final List<Consumer<LockLostException>> listeners = new ArrayList<>();
 
-    Hold(LeaseKey key, long threadId, long deadlineNanos, String backend) {
+    Hold(LeaseKey key, long threadId, long grantedNanos, long deadlineNanos, String backend,
+         GuardedObserver observer) {
         this.key = key;
         this.threadId = threadId;
+        this.grantedNanos = grantedNanos;
         this.deadlineNanos = deadlineNanos;
         this.acquiredAt = Instant.now();
         this.backend = backend;
+        this.observer = observer;
     }
 
     long deadlineNanos() {
@@ -55,6 +68,37 @@ final class Hold {
         if (newDeadline - deadlineNanos > 0) {
             deadlineNanos = newDeadline;
         }
+    }
+
+    /**
+     * Starts confirming a HELD grant whose local deadline passed although no renewal of it failed (this process
+     * was paused, say): returns true for the caller that starts it, false if it is not HELD or already started.
+     */
+    synchronized boolean startOverdue(long nowNanos) {
+        if (state != State.HELD || overdue) {
+            return false;
+        }
+        overdue = true;
+        overdueSince = nowNanos;
+        return true;
+    }
+
+    /** Whether a confirmation of the passed deadline started at or before {@code nowNanos - boundNanos}. */
+    synchronized boolean overdueLongerThan(long boundNanos, long nowNanos) {
+        return overdue && nowNanos - overdueSince >= boundNanos;
+    }
+
+    /** The server renewed the grant after its deadline passed: the new deadline counts again. */
+    synchronized void endOverdue() {
+        overdue = false;
+    }
+
+    boolean renewalFailed() {
+        return renewalFailed;
+    }
+
+    void renewalFailed(boolean failed) {
+        renewalFailed = failed;
     }
 
     /** A HELD grant becomes uncertain (its session was suspended): not valid, not lost. */
@@ -91,14 +135,19 @@ final class Hold {
         return true;
     }
 
-    /** Drops one hold; returns true if it was the last one, after which the hold is RELEASED. */
-    synchronized boolean dropHold() {
+    /**
+     * Drops one hold. On the last one the grant moves to RELEASED and the state it left is returned (HELD, or LOST),
+     * in one step, so a loss that comes at the same moment either happened before (LOST: the release is of a lost
+     * lease) or does not happen at all; null while other holds remain.
+     */
+    synchronized State dropHold() {
         holdCount--;
         if (holdCount > 0) {
-            return false;
+            return null;
         }
+        State left = state;
         state = State.RELEASED;
-        return true;
+        return left;
     }
 
     boolean isValid(long nowNanos) {
@@ -126,8 +175,11 @@ final class Hold {
         return null;
     }
 
-    /** Moves HELD → LOST once and runs listeners; returns whether this call made the move. */
-    boolean markLost(String reason, Throwable cause) {
+    /**
+     * Moves HELD → LOST once, tells the observer ({@code why}) and runs listeners; returns whether this call made
+     * the move.
+     */
+    boolean markLost(String reason, LockObserver.LossCause why, Throwable cause) {
         List<Consumer<LockLostException>> toRun;
         LockLostException ex;
         synchronized (this) {
@@ -142,6 +194,9 @@ final class Hold {
             listeners.clear();
         }
         log.warn(ex.getMessage());
+        if (observer != null) {
+            observer.leaseLost(key.name(), why, ex);
+        }
         toRun.forEach(l -> runListener(l, ex));
         return true;
     }

@@ -58,6 +58,7 @@ final class LeaseHandle implements Lease {
             throw new LockLostException(lockName(), fencingToken(), "this hold on '" + lockName()
                     + "' (token " + fencingToken() + ") was closed");
         }
+        client.settleOverdue(hold); // past its deadline though no renewal failed: renewed once before it counts lost
         LockLostException reason = hold.invalidReason(client.now());
         if (reason != null) {
             throw reason;

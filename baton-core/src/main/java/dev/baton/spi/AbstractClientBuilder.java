@@ -1,6 +1,7 @@
 package dev.baton.spi;
 
 import dev.baton.LockClient;
+import dev.baton.LockObserver;
 
 import java.time.Duration;
 import java.util.function.LongSupplier;
@@ -44,6 +45,7 @@ public abstract class AbstractClientBuilder<B extends AbstractClientBuilder<B>> 
     private String clientIdPrefix;
     private LongSupplier ticker = System::nanoTime;
     private double clockDriftFactor = DEFAULT_CLOCK_DRIFT_FACTOR;
+    private LockObserver observer = LockObserver.NONE;
 
     @SuppressWarnings("unchecked")
     private B self() {
@@ -126,6 +128,26 @@ public abstract class AbstractClientBuilder<B extends AbstractClientBuilder<B>> 
         return self();
     }
 
+    /**
+     * The observer told what the client does: acquisitions and their outcome, grants, releases, losses, renewals
+     * (default none: the client then makes no such call). For metrics, {@code baton-micrometer}'s
+     * {@code BatonMetrics}. One per client: combine several in one {@link LockObserver} of your own.
+     *
+     * @throws IllegalArgumentException if null
+     * @throws IllegalStateException    if an observer was already set (the message names it)
+     */
+    public B observer(LockObserver observer) {
+        if (observer == null) {
+            throw new IllegalArgumentException("observer must not be null");
+        }
+        if (this.observer != LockObserver.NONE) {
+            throw new IllegalStateException("observer was already set to " + this.observer
+                    + "; a client has one observer: combine several in one LockObserver");
+        }
+        this.observer = observer;
+        return self();
+    }
+
     static void checkClockDriftFactor(double factor) {
         if (!(factor >= 0 && factor <= MAX_CLOCK_DRIFT_FACTOR)) {
             throw new IllegalArgumentException("clockDriftFactor must be from 0 to " + MAX_CLOCK_DRIFT_FACTOR
@@ -145,7 +167,7 @@ public abstract class AbstractClientBuilder<B extends AbstractClientBuilder<B>> 
                     + " ms) must not exceed maxPollInterval (" + maxPollInterval.toMillis() + " ms)");
         }
         return new ClientSettings(leaseTime, renew, minPollInterval, maxPollInterval, clientIdPrefix, ticker,
-                clockDriftFactor);
+                clockDriftFactor, observer);
     }
 
     /** Builds the client. */

@@ -1,5 +1,7 @@
 package dev.baton.spi;
 
+import dev.baton.LockObserver;
+
 import java.time.Duration;
 import java.util.Objects;
 import java.util.function.LongSupplier;
@@ -15,10 +17,11 @@ import java.util.function.LongSupplier;
  * @param ticker           the monotonic clock, in nanoseconds ({@code System::nanoTime} by default)
  * @param clockDriftFactor how fast the server's clock may run against the client's, as a fraction of the lease
  *                         time kept off the local validity (see {@link #clockDrift()})
+ * @param observer         told what the client does ({@link LockObserver#NONE}, the default, when null)
  */
 public record ClientSettings(Duration leaseTime, Duration renewInterval, Duration minPollInterval,
                              Duration maxPollInterval, String clientIdPrefix, LongSupplier ticker,
-                             double clockDriftFactor) {
+                             double clockDriftFactor, LockObserver observer) {
     /**
      * Added to every lease's drift margin: Redis keeps expiries and reports {@code PTTL} in whole milliseconds (a
      * lease truncated to ms, a remaining time rounded down: under 2 ms together), as Redlock adds 2 ms.
@@ -31,6 +34,9 @@ public record ClientSettings(Duration leaseTime, Duration renewInterval, Duratio
         Objects.requireNonNull(minPollInterval, "minPollInterval");
         Objects.requireNonNull(maxPollInterval, "maxPollInterval");
         Objects.requireNonNull(ticker, "ticker");
+        if (observer == null) {
+            observer = LockObserver.NONE;
+        }
         // bounded here too, for backends that build settings without the builder: the core converts them to
         // nanoseconds, which must not overflow
         AbstractClientBuilder.within("leaseTime", leaseTime, Duration.ofNanos(1), AbstractClientBuilder.MAX_LEASE_TIME,
@@ -50,6 +56,14 @@ public record ClientSettings(Duration leaseTime, Duration renewInterval, Duratio
                     + CLOCK_DRIFT_CONSTANT.toMillis() + " ms) = " + validity.toMillis() + " ms: a lease would lapse"
                     + " before its renewal; shorten renewInterval or lower clockDriftFactor");
         }
+    }
+
+    /** Settings without an observer. */
+    public ClientSettings(Duration leaseTime, Duration renewInterval, Duration minPollInterval,
+                          Duration maxPollInterval, String clientIdPrefix, LongSupplier ticker,
+                          double clockDriftFactor) {
+        this(leaseTime, renewInterval, minPollInterval, maxPollInterval, clientIdPrefix, ticker, clockDriftFactor,
+                LockObserver.NONE);
     }
 
     /** Settings with the {@linkplain AbstractClientBuilder#DEFAULT_CLOCK_DRIFT_FACTOR default clock drift factor}. */

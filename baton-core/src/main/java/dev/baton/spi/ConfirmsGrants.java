@@ -5,6 +5,10 @@ package dev.baton.spi;
  * The core calls it from {@link dev.baton.Lease#checkValid()}, the call a user makes before a critical write,
  * so that check is exact rather than bounded by the renewal interval. A backend without it leaves
  * {@code checkValid()} to the local state (renewal and deadline), and its documentation must say so.
+ *
+ * <p>Over such a backend the core also treats a local deadline that passed while no renewal had failed (the process
+ * was paused) as uncertain: it renews the grant once more ({@link #renew}, owner and token checked) before it calls
+ * the lease lost.
  */
 public interface ConfirmsGrants extends LockBackend {
 
@@ -16,4 +20,14 @@ public interface ConfirmsGrants extends LockBackend {
      * @throws dev.baton.LockBackendException if the server cannot be reached, so nothing can be confirmed
      */
     boolean confirm(LeaseKey lease);
+
+    /**
+     * Whether {@link #renew} asks the server about every lease it returns as renewed. True unless the backend may
+     * answer from local state (the session strategy counts a session busy with another statement as alive, without
+     * a round trip): then the core also {@linkplain #confirm confirms} a grant whose local deadline passed, before
+     * it counts that grant as valid again.
+     */
+    default boolean renewalAsksTheServer() {
+        return true;
+    }
 }

@@ -2,6 +2,8 @@ package dev.baton.internal;
 
 import dev.baton.Lease;
 import dev.baton.LockClient;
+import dev.baton.LockLostException;
+import dev.baton.LockObserver;
 import dev.baton.spi.AbstractClientBuilder;
 import dev.baton.spi.LeaseKey;
 import dev.baton.spi.LockClients;
@@ -102,9 +104,18 @@ class DeadlineLossTest {
     }
 
     @Test
-    void aRenewalAnsweredAfterTheDeadlineReportsTheDeadlineNotATakeover() throws Exception {
+    void aRenewalAnsweredAfterTheDeadlineReportsTheDeadlineAndThatTheServerNoLongerShowsIt() throws Exception {
+        List<LockObserver.LossCause> causes = new CopyOnWriteArrayList<>();
+        LockObserver observer = new LockObserver() {
+            @Override
+            public void leaseLost(String backend, String lockName, LossCause cause, LockLostException reason) {
+                if (lockName.equals("second")) {
+                    causes.add(cause);
+                }
+            }
+        };
         Builder b = new Builder().leaseTime(Duration.ofSeconds(60)).renewInterval(Duration.ofMillis(20))
-                .ticker(clock::get);
+                .ticker(clock::get).observer(observer);
         try (LockClient client = b.build()) {
             Lease first = occupyTheWatchdog(client);
             Lease second = client.lock("second").acquire(Duration.ofSeconds(1));
@@ -125,7 +136,10 @@ class DeadlineLossTest {
             };
             assertThat(noticed.await(30, TimeUnit.SECONDS)).isTrue();
             assertThat(lost).hasSize(1);
-            assertThat(lost.get(0)).contains("no successful renewal before its deadline");
+            assertThat(lost.get(0)).contains("no successful renewal before its deadline")
+                    .contains("server no longer has the grant");
+            // the server answered that it no longer has it: that, not an unreachable server, is the cause
+            assertThat(causes).containsExactly(LockObserver.LossCause.NOT_ON_SERVER);
             freeWatchdog.countDown();
             second.close();
             first.close();

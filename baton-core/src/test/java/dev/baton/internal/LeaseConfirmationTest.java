@@ -31,7 +31,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 class LeaseConfirmationTest {
 
     /** Grants any free name (as {@link CapabilitiesTest.Base}); the server's truth is {@code held}; confirms against it. */
-    static final class ConfirmingBackend extends CapabilitiesTest.Base implements ConfirmsGrants {
+    static class ConfirmingBackend extends CapabilitiesTest.Base implements ConfirmsGrants {
         final AtomicInteger confirmations = new AtomicInteger();
         final AtomicBoolean unreachable = new AtomicBoolean();
 

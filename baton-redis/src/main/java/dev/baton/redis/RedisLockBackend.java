@@ -2,6 +2,7 @@ package dev.baton.redis;
 
 import dev.baton.ForcedRelease;
 import dev.baton.LockBackendException;
+import dev.baton.NothingGrantedException;
 import dev.baton.LockConfigurationException;
 import dev.baton.LockInfo;
 import dev.baton.spi.AcquireRequest;
@@ -13,6 +14,7 @@ import dev.baton.spi.NotifiesReleases;
 import dev.baton.spi.ReadWriteModes;
 import dev.baton.spi.ReleaseListener;
 import dev.baton.spi.ReportsTimeLeft;
+import dev.baton.spi.ClearsLostGrants;
 import dev.baton.spi.WaitingQueue;
 import io.lettuce.core.KeyScanCursor;
 import io.lettuce.core.RedisClient;
@@ -77,7 +79,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * (4 a second), however many of its threads wait; nothing for a client that waits for nothing.
  */
 final class RedisLockBackend implements NotifiesReleases, ConfirmsGrants, ReadWriteModes, WaitingQueue,
-        ReportsTimeLeft {
+        ReportsTimeLeft, ClearsLostGrants {
     private static final Logger log = LoggerFactory.getLogger(RedisLockBackend.class);
     /**
      * How long a place in line (or a writer's claim) lives after its client's last heartbeat or attempt: what a dead
@@ -140,14 +142,17 @@ final class RedisLockBackend implements NotifiesReleases, ConfirmsGrants, ReadWr
             c.setTimeout(commandTimeout);
             p = client.connectPubSub(StringCodec.UTF8);
             p.setTimeout(commandTimeout);
-        } catch (RedisException e) {
+        } catch (RuntimeException e) {
             if (c != null) {
                 c.close();
             }
             if (ownsClient) {
-                client.shutdown();
+                shutdownOwnClient(); // and its resources: each failed build() would leak Lettuce's threads
             }
-            throw new LockBackendException(description, "cannot connect to Redis: " + e.getMessage(), e);
+            if (e instanceof RedisException) {
+                throw new LockBackendException(description, "cannot connect to Redis: " + e.getMessage(), e);
+            }
+            throw e;
         }
         this.connection = c;
         this.commands = c.sync();
@@ -340,6 +345,11 @@ final class RedisLockBackend implements NotifiesReleases, ConfirmsGrants, ReadWr
         String lease = Long.toString(Math.max(1, request.leaseTime().toMillis()));
         boolean waits = request.patience() == AcquireRequest.Patience.WAIT;
         String wait = waits ? "1" : "0";
+        if (!connection.isOpen()) {
+            throw new NothingGrantedException(description, "acquire of '" + request.name() + "' was not sent: the"
+                    + " connection to Redis is down (reconnecting) and lock commands are not queued while"
+                    + " disconnected; nothing was granted", null);
+        }
         sendPendingCleanup(request);
         long floor = seen.highest(request.name());
         String seenToken = Long.toString(floor);
@@ -360,7 +370,7 @@ final class RedisLockBackend implements NotifiesReleases, ConfirmsGrants, ReadWr
             String refusal = definiteRefusal(e);
             if (refusal != null) {
                 places.remove(new Place(request.name(), request.mode(), request.owner()));
-                throw new LockBackendException(description, "acquire of '" + request.name() + "' " + refusal, e);
+                throw new NothingGrantedException(description, "acquire of '" + request.name() + "' " + refusal, e);
             }
             // a timeout or a dropped connection: the script may have run. Undo whatever it granted this owner.
             abandon(request, k);
@@ -522,7 +532,7 @@ final class RedisLockBackend implements NotifiesReleases, ConfirmsGrants, ReadWr
             }
             if (!connection.isOpen()) {
                 cleanups.put(place, cleanup);
-                throw new LockBackendException(description, "acquire of '" + request.name() + "' was not sent: the"
+                throw new NothingGrantedException(description, "acquire of '" + request.name() + "' was not sent: the"
                         + " connection to Redis is down (reconnecting), and the clean-up of an earlier acquire with"
                         + " an unknown outcome is still to be sent", null);
             }
@@ -532,7 +542,7 @@ final class RedisLockBackend implements NotifiesReleases, ConfirmsGrants, ReadWr
         try {
             await(sent, "clean-up of an earlier acquire of '" + request.name() + "'");
         } catch (RedisException e) {
-            throw new LockBackendException(description, "acquire of '" + request.name() + "' was not sent: the"
+            throw new NothingGrantedException(description, "acquire of '" + request.name() + "' was not sent: the"
                     + " clean-up of an earlier acquire with an unknown outcome failed (" + e.getMessage() + ")", e);
         }
     }
@@ -644,6 +654,34 @@ final class RedisLockBackend implements NotifiesReleases, ConfirmsGrants, ReadWr
             return n != null && n == 1L;
         } catch (RedisException e) {
             throw failed(what, e);
+        }
+    }
+
+    /**
+     * A grant the core declared lost (its renewal found less time left than the client counted on, or its deadline
+     * passed): its key may live on for a whole lease, held by nobody. Sent in the background with the holder's own
+     * release script, which deletes the key only if it still holds this owner and token (never a later holder's),
+     * and hands the lock to the head of its line. If Redis cannot be reached, the key ends with its expiry.
+     */
+    @Override
+    public void lost(LeaseKey lease) {
+        ScheduledExecutorService beat = heartbeat;
+        Runnable clear = () -> {
+            try {
+                release(lease);
+            } catch (RuntimeException e) {
+                log.debug("clearing lost grant '{}' (token {}) failed; it ends with its expiry", lease.name(),
+                        lease.token(), e);
+            }
+        };
+        try {
+            if (beat != null) {
+                beat.execute(clear);
+            } else {
+                CompletableFuture.runAsync(clear);
+            }
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            // closing: the key ends with its expiry
         }
     }
 
@@ -866,9 +904,19 @@ final class RedisLockBackend implements NotifiesReleases, ConfirmsGrants, ReadWr
                 connection.close();
             } finally {
                 if (ownsClient) {
-                    client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+                    shutdownOwnClient();
                 }
             }
+        }
+    }
+
+    /** Shuts down a client this backend created, with the resources it was created with. */
+    private void shutdownOwnClient() {
+        try {
+            client.shutdown(Duration.ZERO, Duration.ofSeconds(2));
+        } finally {
+            // created with resources of its own (a bounded reconnect delay), which its shutdown leaves open
+            client.getResources().shutdown(0, 2, TimeUnit.SECONDS);
         }
     }
 }

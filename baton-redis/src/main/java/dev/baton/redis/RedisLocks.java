@@ -9,12 +9,15 @@ import dev.baton.spi.ClientSettings;
 import dev.baton.spi.DelegatingLockClient;
 import dev.baton.spi.LockClients;
 import io.lettuce.core.ClientOptions;
+import io.lettuce.core.resource.ClientResources;
+import io.lettuce.core.resource.Delay;
 import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.protocol.CommandType;
 import io.lettuce.core.protocol.ProtocolKeyword;
 
 import java.time.Duration;
+import java.util.concurrent.TimeUnit;
 import java.util.Optional;
 import java.util.OptionalLong;
 
@@ -53,7 +56,8 @@ import java.util.OptionalLong;
  * {@code baton:<client id>} ({@code CLIENT SETNAME}), and closes only those when the client is closed, and the
  * {@link RedisClient} it created itself from a {@link RedisURI}. Given a {@link RedisURI}, that client rejects
  * commands while disconnected and never replays a lock script after a reconnect (a late acquire would create a lock
- * nobody knows it holds). Given your {@link RedisClient}, its options apply: Baton refuses a lock script while its
+ * nobody knows it holds), and reconnects with a backoff of at most {@link #MAX_RECONNECT_DELAY}. Given your
+ * {@link RedisClient}, its options and resources apply (Lettuce's default reconnect backoff grows to 30 s): Baton refuses a lock script while its
  * connection is down, but a script in flight when the connection drops may be replayed by Lettuce after the
  * reconnect if the client's options allow it; prefer the {@link RedisURI} form, or give your client
  * {@code disconnectedBehavior(REJECT_COMMANDS)}. Either way an acquire whose outcome is unknown (a timeout, a
@@ -76,6 +80,11 @@ import java.util.OptionalLong;
 public final class RedisLocks {
     /** The default key prefix. */
     public static final String DEFAULT_KEY_PREFIX = RedisKeys.DEFAULT_PREFIX;
+    /**
+     * The longest pause between two reconnect attempts of a client Baton creates from a {@link RedisURI}: after an
+     * outage, it is connected again at most this long after Redis is back.
+     */
+    public static final Duration MAX_RECONNECT_DELAY = Duration.ofSeconds(1);
     /** The default command timeout. */
     public static final Duration DEFAULT_COMMAND_TIMEOUT = Duration.ofSeconds(5);
     /** How long a lock's token counter outlives its last grant by default. */
@@ -247,7 +256,13 @@ public final class RedisLocks {
                 if (connectTimeoutFromCommandTimeout) {
                     uri.setTimeout(commandTimeout);
                 }
-                c = RedisClient.create(uri);
+                // reconnect attempts back off from 1 ms to at most MAX_RECONNECT_DELAY (Lettuce's default grows to
+                // 30 s, so a client could stay disconnected for up to 30 s after a long outage ended)
+                ClientResources resources = ClientResources.builder()
+                        .reconnectDelay(Delay.exponential(Duration.ofMillis(1), MAX_RECONNECT_DELAY, 2,
+                                TimeUnit.MILLISECONDS))
+                        .build();
+                c = RedisClient.create(resources, uri);
                 c.setOptions(ClientOptions.builder()
                         .autoReconnect(true)
                         .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)

@@ -89,6 +89,50 @@ class RedisClockStepIT {
         }
     }
 
+    /**
+     * A lease lost to the time-left check was renewed by that very renewal: the server would keep the grant for a
+     * whole lease, held by nobody (its holder was told it is lost). The client clears it on the server at once, with
+     * the holder's owner-checked release, so another client can take the lock.
+     */
+    @Test
+    void aLeaseLostToTheTimeLeftCheckIsClearedOnTheServer() {
+        try (LockClient a = client(); LockClient b = client();
+             Lease lease = a.lock("cleared").acquire(Duration.ofSeconds(1))) {
+            CompletableFuture<LockLostException> lost = new CompletableFuture<>();
+            lease.onLost(lost::complete);
+            assertThat(admin().pexpire(key("cleared"), 6_000)).isTrue();
+            await().atMost(BOUND).until(lost::isDone);
+            long told = System.nanoTime();
+            await().atMost(Duration.ofSeconds(2)).untilAsserted(() -> assertThat(admin().exists(key("cleared")))
+                    .as("the lost grant's key, %d ms after the loss (PTTL %d ms)",
+                            TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - told), admin().pttl(key("cleared")))
+                    .isZero());
+            try (Lease next = b.lock("cleared").tryAcquire().orElseThrow()) {
+                assertThat(next.isValid()).isTrue();
+            }
+        }
+    }
+
+    /** The clearing is owner-checked: a stale clear never ends another holder's grant. */
+    @Test
+    void clearingALostGrantNeverEndsAnotherHoldersGrant() {
+        try (LockClient b = client(); Lease held = b.lock("other").acquire(Duration.ofSeconds(1));
+             RedisClient raw = RedisClient.create(RedisURI.create(redis.host(), redis.port()))) {
+            RedisLockBackend stale = new RedisLockBackend(raw, false, PREFIX, Duration.ofSeconds(2), "test", 0,
+                    Duration.ofSeconds(1), Duration.ofDays(1));
+            try {
+                stale.lost(new dev.baton.spi.LeaseKey("other", "someone-else#1", held.fencingToken()));
+                stale.lost(new dev.baton.spi.LeaseKey("other", held.holderId(), held.fencingToken() - 1));
+                await().pollDelay(Duration.ofMillis(300)).atMost(Duration.ofSeconds(1)).untilAsserted(() ->
+                        assertThat(admin().exists(key("other"))).isOne());
+                assertThat(held.isValid()).isTrue();
+                held.checkValid();
+            } finally {
+                stale.close();
+            }
+        }
+    }
+
     /** A step larger than the grant's time left: the key is gone at once and a waiter takes the lock. */
     @Test
     void aGrantTheServerEndedEarlyIsLostAtTheNextRenewalWhileTheNextHolderHasIt() throws Exception {

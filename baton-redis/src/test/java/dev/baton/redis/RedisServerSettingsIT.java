@@ -1,7 +1,7 @@
 package dev.baton.redis;
 
 import dev.baton.Lease;
-import dev.baton.LockBackendException;
+import dev.baton.NothingGrantedException;
 import dev.baton.LockClient;
 import dev.baton.LockConfigurationException;
 import dev.baton.testkit.OwnServer;
@@ -71,7 +71,7 @@ class RedisServerSettingsIT {
                      Integer.toString(primary.port()));
              LockClient c = on(replica).build()) {
             assertThatThrownBy(() -> c.lock("on-replica").acquire(Duration.ofSeconds(1)))
-                    .isInstanceOf(LockBackendException.class)
+                    .isInstanceOf(NothingGrantedException.class)
                     .hasMessageContaining("read-only replica").hasMessageContaining("nothing was granted")
                     .hasMessageNotContaining("unknown outcome");
         }
@@ -93,7 +93,7 @@ class RedisServerSettingsIT {
                     }
                 }).as("the server fills up").isInstanceOf(RedisException.class).hasMessageStartingWith("OOM");
                 assertThatThrownBy(() -> c.lock("out-of-memory").acquire(Duration.ofSeconds(1)))
-                        .isInstanceOf(LockBackendException.class)
+                        .isInstanceOf(NothingGrantedException.class)
                         .hasMessageContaining("out of memory").hasMessageContaining("nothing was granted")
                         .hasMessageNotContaining("unknown outcome");
             } finally {
@@ -109,7 +109,7 @@ class RedisServerSettingsIT {
             redis.stop();
             await().atMost(Duration.ofSeconds(10)).untilAsserted(() ->
                     assertThatThrownBy(() -> c.lock("disconnected").tryAcquire())
-                            .isInstanceOf(LockBackendException.class)
+                            .isInstanceOf(NothingGrantedException.class)
                             .hasMessageContaining("was not sent").hasMessageNotContaining("unknown outcome"));
         }
     }

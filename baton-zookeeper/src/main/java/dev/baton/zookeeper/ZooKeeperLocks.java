@@ -258,7 +258,7 @@ public final class ZooKeeperLocks {
                         + " the lease time (" + lease.toMillis() + " ms, the negotiated session timeout)");
             }
             return new ClientSettings(lease, renew, base.minPollInterval(), base.maxPollInterval(),
-                    base.clientIdPrefix(), base.ticker(), base.clockDriftFactor());
+                    base.clientIdPrefix(), base.ticker(), base.clockDriftFactor(), base.observer());
         }
     }
 

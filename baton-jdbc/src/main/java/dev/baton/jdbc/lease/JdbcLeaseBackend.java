@@ -16,6 +16,7 @@ import dev.baton.spi.LockMode;
 import dev.baton.spi.NotifiesReleases;
 import dev.baton.spi.ReadWriteModes;
 import dev.baton.spi.ReleaseListener;
+import dev.baton.spi.ReportsTimeLeft;
 import dev.baton.spi.WaitingQueue;
 
 import javax.sql.DataSource;
@@ -23,6 +24,7 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -89,7 +91,7 @@ import java.util.Set;
  * on socket timeouts), never reused by Baton itself: it keeps no connection between calls, except the
  * PostgreSQL listener's own and, on MariaDB under contention, the one that keeps the client's bells.
  */
-public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsGrants {
+public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsGrants, ReportsTimeLeft {
     private final DataSource dataSource;
     private final LeaseTable table;
     private final ReadWriteTable rwTable;
@@ -412,6 +414,20 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
      */
     @Override
     public Set<LeaseKey> renew(Collection<LeaseKey> leases, Duration leaseTime) {
+        return renew(leases, leaseTime, false).keySet();
+    }
+
+    /**
+     * As {@link #renew}, with each plain lease's time left on its row before the renewal, by the database clock
+     * (MariaDB, MySQL and SQLite: one {@code SELECT} more per renewal). Read-write holds are renewed but not measured:
+     * they map to the lease time (nothing to report).
+     */
+    @Override
+    public Map<LeaseKey, Duration> renewReportingTimeLeft(Collection<LeaseKey> leases, Duration leaseTime) {
+        return renew(leases, leaseTime, true);
+    }
+
+    private Map<LeaseKey, Duration> renew(Collection<LeaseKey> leases, Duration leaseTime, boolean timeLeft) {
         List<LeaseKey> plain = new ArrayList<>();
         List<LeaseKey> rw = new ArrayList<>();
         for (LeaseKey k : leases) {
@@ -421,14 +437,20 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
         int plainBatch = table.renewBatch();
         // the read-write table lists keys as OR terms in every dialect (3 parameters each)
         int rwBatch = Math.min(plainBatch, 1_000);
-        Set<LeaseKey> result = run("renewal of " + leases.size() + " lease(s)", c -> {
-            Set<LeaseKey> renewed = new HashSet<>();
-            inBatches(plain, plainBatch, part -> renewed.addAll(table.renew(c, part, millis)));
-            inBatches(rw, rwBatch, part -> renewed.addAll(rwTable.renew(c, part, millis)));
+        Map<LeaseKey, Duration> result = run("renewal of " + leases.size() + " lease(s)", c -> {
+            Map<LeaseKey, Duration> renewed = new HashMap<>();
+            inBatches(plain, plainBatch, part -> {
+                if (timeLeft) {
+                    renewed.putAll(table.renewReportingTimeLeft(c, part, millis));
+                } else {
+                    table.renew(c, part, millis).forEach(k -> renewed.put(k, leaseTime));
+                }
+            });
+            inBatches(rw, rwBatch, part -> rwTable.renew(c, part, millis).forEach(k -> renewed.put(k, leaseTime)));
             return renewed;
         }, true);
         for (LeaseKey k : plain) {
-            if (!result.contains(k)) {
+            if (!result.containsKey(k)) {
                 wakeUps.holdEnded(k.name(), k.token()); // lost: no release will let its bell go
             }
         }

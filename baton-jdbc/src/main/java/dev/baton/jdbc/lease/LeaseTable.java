@@ -6,6 +6,7 @@ import dev.baton.jdbc.Strategy;
 import dev.baton.jdbc.StrategyConflictException;
 import dev.baton.jdbc.internal.Ddl;
 import dev.baton.jdbc.internal.DialectTraits;
+import dev.baton.jdbc.internal.LeaseKeys;
 import dev.baton.spi.AcquireResult;
 import dev.baton.spi.LeaseKey;
 
@@ -16,6 +17,7 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -460,6 +462,36 @@ public abstract class LeaseTable {
 
     /** Renews up to {@link #renewBatch} keys; returns the renewed ones. */
     public abstract Set<LeaseKey> renew(Connection c, List<LeaseKey> keys, long leaseMillis) throws SQLException;
+
+    /**
+     * As {@link #renew}, and returns each renewed key with the time its row had left just before, by the database
+     * clock ({@link dev.baton.spi.ReportsTimeLeft}: a server clock that stepped forward shortens it). This default
+     * reads the rows' time left in one {@code SELECT} on the same connection, then renews (MariaDB, MySQL and SQLite
+     * cannot return a value from an {@code UPDATE}); PostgreSQL does both in its one renewal statement.
+     */
+    public Map<LeaseKey, Duration> renewReportingTimeLeft(Connection c, List<LeaseKey> keys, long leaseMillis)
+            throws SQLException {
+        Map<LeaseKey, Duration> before = new HashMap<>();
+        try (PreparedStatement ps = c.prepareStatement("SELECT name, owner, token, " + remainingSql("expires_at")
+                + " FROM " + table + " WHERE " + LeaseKeys.predicate(keys.size()))) {
+            LeaseKeys.bind(ps, 1, keys);
+            try (ResultSet rs = ps.executeQuery()) {
+                while (rs.next()) {
+                    before.put(new LeaseKey(nameAt(rs, 1), rs.getString(2), rs.getLong(3)), remaining(rs.getLong(4)));
+                }
+            }
+        }
+        Map<LeaseKey, Duration> renewed = new HashMap<>();
+        for (LeaseKey k : renew(c, keys, leaseMillis)) {
+            renewed.put(k, before.getOrDefault(k, Duration.ofMillis(leaseMillis)));
+        }
+        return renewed;
+    }
+
+    /** A lock name read from a result column (MySQL-family tables store it as bytes). */
+    String nameAt(ResultSet rs, int column) throws SQLException {
+        return rs.getString(column);
+    }
 
     public abstract List<LockInfo> inspect(Connection c) throws SQLException;
 

@@ -309,6 +309,11 @@ abstract sealed class MySqlFamilyLeaseTable extends LeaseTable permits MariaDbLe
         return renewed;
     }
 
+    @Override
+    String nameAt(ResultSet rs, int column) throws SQLException {
+        return name(rs, column);
+    }
+
     /** Names are stored as UTF-8 bytes (VARBINARY) so that comparison is exact. */
     private static String name(ResultSet rs, int column) throws SQLException {
         return new String(rs.getBytes(column), StandardCharsets.UTF_8);

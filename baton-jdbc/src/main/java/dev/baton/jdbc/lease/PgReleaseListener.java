@@ -40,6 +40,8 @@ public final class PgReleaseListener implements AutoCloseable {
     private final Thread thread;
     private final CountDownLatch firstListen = new CountDownLatch(1);
     private volatile boolean closed;
+    /** The connection the thread LISTENs on, while it does: {@link #close()} aborts it to end the wait at once. */
+    private volatile Connection listening;
     private volatile SQLException firstFailure;
     private boolean warnedNoSkip;
 
@@ -103,6 +105,7 @@ public final class PgReleaseListener implements AutoCloseable {
                     st.execute("LISTEN " + channel);
                 }
                 PGConnection pg = c.unwrap(PGConnection.class);
+                listening = c;
                 if (!skipTheDriversAvailabilityRead(c) && !warnedNoSkip) {
                     warnedNoSkip = true;
                     log.info("{}: this PostgreSQL driver keeps its 1 ms read after each batch of notifications, so"
@@ -154,6 +157,7 @@ public final class PgReleaseListener implements AutoCloseable {
                 }
                 backoff = Math.min(backoff * 2, 5000);
             } finally {
+                listening = null;
                 discard(c);
             }
         }
@@ -207,6 +211,19 @@ public final class PgReleaseListener implements AutoCloseable {
     public void close() {
         closed = true;
         thread.interrupt();
+        // The thread may sit in a poll of up to POLL_MILLIS on the socket, which an interrupt does not end; a
+        // client's close (and a short process's exit) would wait for it. Aborting the connection ends the read
+        // at once; the thread then discards the connection. (PostgreSQL logs an idle client's end of
+        // connection only at DEBUG1.)
+        Connection c = listening;
+        if (c != null) {
+            try {
+                c.abort(Runnable::run);
+            } catch (SQLException | RuntimeException e) {
+                log.debug("{}: could not abort the LISTEN connection; its poll ends within {} ms", description,
+                        POLL_MILLIS, e);
+            }
+        }
         try {
             thread.join(2000);
         } catch (InterruptedException e) {

@@ -16,8 +16,10 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.OffsetDateTime;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 /**
@@ -68,8 +70,11 @@ final class PostgresLeaseTable extends LeaseTable {
                 + " " + ReleaseNotice.notifyTheHeadSql(queue, "released");
         this.renewSql = "UPDATE " + table + " AS t SET expires_at = now() + make_interval(secs => ?)"
                 + " FROM unnest(?::text[], ?::text[], ?::bigint[]) AS r(name, owner, token), " + PgDurableCommit.FROM_ITEM
+                // o: the row as the statement's snapshot shows it, before this update: the time it had left
+                + ", " + table + " AS o"
                 + " WHERE t.name = r.name AND t.owner = r.owner AND t.token = r.token AND t.expires_at > now()"
-                + " RETURNING t.name, t.owner, t.token";
+                + " AND o.name = t.name"
+                + " RETURNING t.name, t.owner, t.token, " + remainingSql("o.expires_at");
     }
 
     @Override
@@ -264,6 +269,13 @@ final class PostgresLeaseTable extends LeaseTable {
 
     @Override
     public Set<LeaseKey> renew(Connection c, List<LeaseKey> keys, long leaseMillis) throws SQLException {
+        return renewReportingTimeLeft(c, keys, leaseMillis).keySet();
+    }
+
+    /** One statement: the renewal returns each renewed row's time left before it. */
+    @Override
+    public Map<LeaseKey, Duration> renewReportingTimeLeft(Connection c, List<LeaseKey> keys, long leaseMillis)
+            throws SQLException {
         String[] names = new String[keys.size()];
         String[] owners = new String[keys.size()];
         Long[] tokens = new Long[keys.size()];
@@ -280,10 +292,10 @@ final class PostgresLeaseTable extends LeaseTable {
             ps.setArray(2, a1);
             ps.setArray(3, a2);
             ps.setArray(4, a3);
-            Set<LeaseKey> renewed = new HashSet<>();
+            Map<LeaseKey, Duration> renewed = new HashMap<>();
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
-                    renewed.add(new LeaseKey(rs.getString(1), rs.getString(2), rs.getLong(3)));
+                    renewed.put(new LeaseKey(rs.getString(1), rs.getString(2), rs.getLong(3)), remaining(rs.getLong(4)));
                 }
             }
             return renewed;

@@ -966,6 +966,12 @@ public class SessionLockBackend implements BlockingWait, ConfirmsGrants {
      * locks at once on the server, so this is exact; the main session is used whichever session holds the
      * grant, so a blocking wait in flight on the waiting session is not disturbed.
      */
+    /** A keepalive probe is skipped for a session busy with another statement: that session counts as alive. */
+    @Override
+    public boolean renewalAsksTheServer() {
+        return false;
+    }
+
     @Override
     public boolean confirm(LeaseKey lease) {
         Local l = localOf(lease);

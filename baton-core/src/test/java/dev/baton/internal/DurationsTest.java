@@ -1,4 +1,4 @@
-package dev.baton.checker;
+package dev.baton.internal;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -52,9 +52,48 @@ class DurationsTest {
         Durations.requireAtMost("--wait", null, Duration.ofHours(24), "because");
     }
 
+    @Test
+    void compoundDurationsAddTheirPartsFromTheLargestUnitDown() {
+        assertThat(Durations.parse("1h30m")).isEqualTo(Duration.ofMinutes(90));
+        assertThat(Durations.parse("2m30s")).isEqualTo(Duration.ofSeconds(150));
+        assertThat(Durations.parse("1h2m3s4ms")).isEqualTo(Duration.ofMillis(3_723_004));
+        assertThat(Durations.parse("1s500ms")).isEqualTo(Duration.ofMillis(1500));
+        assertThat(Durations.parse("1h0m")).isEqualTo(Duration.ofHours(1));
+    }
+
+    @Test
+    void aUnitTakesUpToThreeDecimals() {
+        assertThat(Durations.parse("1.5s")).isEqualTo(Duration.ofMillis(1500));
+        assertThat(Durations.parse("0.25m")).isEqualTo(Duration.ofSeconds(15));
+        assertThat(Durations.parse("1.5h")).isEqualTo(Duration.ofMinutes(90));
+        assertThat(Durations.parse("1h0.5m")).isEqualTo(Duration.ofSeconds(3630));
+        assertThat(Durations.parse("0.001s")).isEqualTo(Duration.ofMillis(1));
+    }
+
+    @Test
+    void lessThanAMillisecondIsRefused() {
+        assertThatThrownBy(() -> Durations.parse("1.5ms"))
+                .hasMessage("'1.5ms' is not a whole number of milliseconds (like 500ms, 10s, 1.5s, 2m, 1h30m, or a"
+                        + " number of seconds such as 10 or 0.5)");
+    }
+
+    @Test
+    void unitsOutOfOrderOrRepeatedAreRefusedSayingSo() {
+        for (String text : new String[] {"30m1h", "1m1m", "1s1m", "500ms1s"}) {
+            assertThatThrownBy(() -> Durations.parse(text)).as(text)
+                    .hasMessageStartingWith("'" + text + "' is not a duration: write each unit once, from the"
+                            + " largest down (h, m, s, ms)");
+        }
+    }
+
+    @Test
+    void aCompoundDurationTooLongIsRefused() {
+        assertThatThrownBy(() -> Durations.parse("2562047h1ms")).hasMessageContaining("too long a duration");
+    }
+
     @ParameterizedTest
-    @ValueSource(strings = {"5x", "1.2345", ".5", "5.", "-1s", "+1s", "1.5s", "1 s", " 1s", "s", "", "1S", "1sec", "1d", "abc",
-            "1ms2", "9999999999999999999h"})
+    @ValueSource(strings = {"5x", "1.2345", ".5", "5.", "-1s", "+1s", "1.2345s", "1 s", " 1s", "s", "", "1S", "1sec",
+            "1d", "abc", "1ms2", "9999999999999999999h", "1h 30m", "1h30", "h1", "1.s", "1h-30m"})
     void refusesAnythingElse(String text) {
         assertThatThrownBy(() -> Durations.parse(text))
                 .isInstanceOf(IllegalArgumentException.class)
@@ -71,8 +110,9 @@ class DurationsTest {
     @Test
     void messageListsTheAcceptedForms() {
         assertThatThrownBy(() -> Durations.parse("5x"))
-                .hasMessage("'5x' is not a duration: write a whole number and a unit (ms, s, m or h) or a number"
-                        + " of seconds, like 500ms, 10s, 2m, 1h, or a number of seconds such as 10 or 0.5");
+                .hasMessage("'5x' is not a duration: write a number and a unit (ms, s, m or h), several from the"
+                        + " largest unit down, or a number of seconds, like 500ms, 10s, 1.5s, 2m, 1h30m, or a number"
+                        + " of seconds such as 10 or 0.5");
     }
 
     @Test

@@ -1,4 +1,4 @@
-package dev.baton.checker;
+package dev.baton.internal;
 
 import java.io.IOException;
 import java.io.InputStream;
@@ -8,10 +8,11 @@ import java.util.Properties;
 /**
  * The version of this build, the one source every tool reads ({@code baton version}, {@code baton --version},
  * {@code baton check --version}): the Maven project version, written into
- * {@code dev/baton/checker/baton-version.properties} by resource filtering (only that file is filtered).
+ * {@code dev/baton/internal/baton-version.properties} by resource filtering (only that file is filtered). Kept
+ * here, beside {@link Durations}, for the CLI and the checker alike; not part of the library's API.
  */
 public final class BatonVersion {
-    static final String RESOURCE = "/dev/baton/checker/baton-version.properties";
+    static final String RESOURCE = "/dev/baton/internal/baton-version.properties";
 
     private BatonVersion() {
     }

@@ -1,0 +1,271 @@
+package dev.baton.internal;
+
+import dev.baton.Lease;
+import dev.baton.LockBackendException;
+import dev.baton.LockClient;
+import dev.baton.LockLostException;
+import dev.baton.LockObserver;
+import dev.baton.spi.AbstractClientBuilder;
+import dev.baton.spi.LeaseKey;
+import dev.baton.spi.LockClients;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.Collection;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.BooleanSupplier;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.fail;
+
+/**
+ * A lease whose local deadline passed although none of its renewals failed (the process was paused: a long GC, a
+ * stopped container) is only uncertain over a backend that confirms grants: it is renewed once more and lost only if
+ * the server no longer shows it or cannot be asked. Found with {@code baton run --strategy session}: a paused
+ * {@code baton} whose database session kept the lock throughout exited 76 ("lost") when it ran again.
+ */
+class OverdueLeaseTest {
+    private static final Duration LEASE = Duration.ofSeconds(60);
+
+    static class Backend extends LeaseConfirmationTest.ConfirmingBackend {
+        final AtomicInteger renewals = new AtomicInteger();
+        final AtomicBoolean renewalsFail = new AtomicBoolean();
+
+        @Override
+        public Set<LeaseKey> renew(Collection<LeaseKey> leases, Duration leaseTime) {
+            renewals.incrementAndGet();
+            if (renewalsFail.get()) {
+                throw new LockBackendException("overdue-test", "unreachable", null);
+            }
+            return super.renew(leases, leaseTime);
+        }
+    }
+
+    final class Builder extends AbstractClientBuilder<Builder> {
+        final Backend backend;
+
+        Builder() {
+            this(new Backend());
+        }
+
+        Builder(Backend backend) {
+            this.backend = backend;
+        }
+
+        @Override
+        public LockClient build() {
+            return LockClients.create(backend, settings());
+        }
+    }
+
+    private final AtomicLong clock = new AtomicLong(1_000_000_000L);
+
+    @Test
+    void aLeasePastItsDeadlineThatTheServerStillShowsIsRenewedNotLost() throws Exception {
+        Builder b = new Builder().leaseTime(LEASE).ticker(clock::get);
+        try (LockClient client = b.build()) {
+            Lease lease = client.lock("paused").acquire(Duration.ofSeconds(1));
+            List<String> lost = new CopyOnWriteArrayList<>();
+            lease.onLost(e -> lost.add(e.getMessage()));
+            clock.addAndGet(LEASE.toNanos() + 1); // the process was paused for longer than the lease
+            await(() -> b.backend.renewals.get() > 0 && lease.isValid(), "renewed by the watchdog's confirmer");
+            assertThat(lost).isEmpty();
+            lease.checkValid();
+            lease.close();
+            assertThat(b.backend.held).as("released").isEmpty();
+        }
+    }
+
+    @Test
+    void aLeasePastItsDeadlineThatTheServerNoLongerShowsIsLostOnce() throws Exception {
+        Builder b = new Builder().leaseTime(LEASE).ticker(clock::get);
+        try (LockClient client = b.build()) {
+            Lease lease = client.lock("taken").acquire(Duration.ofSeconds(1));
+            List<String> lost = new CopyOnWriteArrayList<>();
+            lease.onLost(e -> lost.add(e.getMessage()));
+            b.backend.held.clear(); // expired on the server meanwhile
+            clock.addAndGet(LEASE.toNanos() + 1);
+            await(() -> !lost.isEmpty(), "lost");
+            assertThat(lost).singleElement().asString().contains("server no longer shows the grant");
+            assertThat(lease.isValid()).isFalse();
+            assertThatThrownBy(lease::checkValid).isInstanceOf(LockLostException.class);
+            lease.close();
+            assertThat(lost).hasSize(1);
+        }
+    }
+
+    @Test
+    void checkValidPastTheDeadlineAsksTheServerBeforeTheWatchdogDoes() {
+        Builder b = new Builder().leaseTime(LEASE).ticker(clock::get);
+        try (LockClient client = b.build()) {
+            Lease lease = client.lock("checked").acquire(Duration.ofSeconds(1));
+            clock.addAndGet(LEASE.toNanos() + 1);
+            lease.checkValid(); // renewed, in this thread if the watchdog has not yet
+            assertThat(lease.isValid()).isTrue();
+            b.backend.held.clear();
+            clock.addAndGet(LEASE.toNanos() + 1);
+            assertThatThrownBy(lease::checkValid).isInstanceOf(LockLostException.class)
+                    .hasMessageContaining("no longer shows");
+            lease.close();
+        }
+    }
+
+    @Test
+    void aLeaseWhoseRenewalFailedIsLostAtItsDeadlineWithoutAnotherTry() throws Exception {
+        Builder b = new Builder().leaseTime(LEASE).renewInterval(Duration.ofMillis(20)).ticker(clock::get);
+        try (LockClient client = b.build()) {
+            Lease lease = client.lock("unreachable").acquire(Duration.ofSeconds(1));
+            List<String> lost = new CopyOnWriteArrayList<>();
+            lease.onLost(e -> lost.add(e.getMessage()));
+            b.backend.renewalsFail.set(true);
+            int before = b.backend.renewals.get();
+            await(() -> b.backend.renewals.get() > before, "a failed renewal");
+            clock.addAndGet(LEASE.toNanos() + 1);
+            await(() -> !lost.isEmpty(), "lost");
+            assertThat(lost).singleElement().asString().contains("no successful renewal before its deadline")
+                    .doesNotContain("renewing it then failed");
+            lease.close();
+        }
+    }
+
+    @Test
+    void aLeasePastItsDeadlineWhoseRenewalFailsThenIsLost() throws Exception {
+        Builder b = new Builder().leaseTime(LEASE).ticker(clock::get);
+        try (LockClient client = b.build()) {
+            Lease lease = client.lock("cut").acquire(Duration.ofSeconds(1));
+            List<String> lost = new CopyOnWriteArrayList<>();
+            lease.onLost(e -> lost.add(e.getMessage()));
+            b.backend.renewalsFail.set(true); // the network died during the pause
+            clock.addAndGet(LEASE.toNanos() + 1);
+            await(() -> !lost.isEmpty(), "lost");
+            assertThat(lost).singleElement().asString().contains("renewing it then failed");
+            lease.close();
+        }
+    }
+
+    /**
+     * After a pause every held lease is overdue at once: they are renewed together, not one round trip after
+     * another on one thread while the watchdog's bound runs out for the tail (which the server still showed).
+     * Each renewal call here takes 3 ms of the test's clock; one that passes the watchdog's 1 s bound first waits
+     * until the watchdog has looked twice, so a one-by-one renewal loses the tail every time.
+     */
+    @Test
+    void manyLeasesOverdueAtOnceAreRenewedTogetherAndNoneIsLost() throws Exception {
+        int leases = 500;
+        AtomicLong watchdogReads = new AtomicLong();
+        AtomicLong jumpedAt = new AtomicLong(Long.MAX_VALUE);
+        AtomicBoolean waited = new AtomicBoolean();
+        Backend backend = new Backend() {
+            @Override
+            public Set<LeaseKey> renew(Collection<LeaseKey> keys, Duration leaseTime) {
+                if (Thread.currentThread().getName().startsWith("baton-confirmer")) {
+                    long at = clock.addAndGet(TimeUnit.MILLISECONDS.toNanos(3)); // a round trip
+                    if (at - jumpedAt.get() >= TimeUnit.SECONDS.toNanos(1) && waited.compareAndSet(false, true)) {
+                        long seen = watchdogReads.get();
+                        long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                        while (watchdogReads.get() < seen + 2 && System.nanoTime() - until < 0) {
+                            Thread.onSpinWait();
+                        }
+                    }
+                }
+                return super.renew(keys, leaseTime);
+            }
+        };
+        Builder b = new Builder(backend).leaseTime(LEASE).ticker(() -> {
+            if (Thread.currentThread().getName().startsWith("baton-watchdog")) {
+                watchdogReads.incrementAndGet();
+            }
+            return clock.get();
+        });
+        try (LockClient client = b.build()) {
+            List<Lease> held = new java.util.ArrayList<>();
+            List<String> lost = new CopyOnWriteArrayList<>();
+            for (int i = 0; i < leases; i++) {
+                Lease lease = client.lock("overdue-batch-" + i).acquire(Duration.ofSeconds(1));
+                lease.onLost(e -> lost.add(e.getMessage()));
+                held.add(lease);
+            }
+            jumpedAt.set(clock.addAndGet(LEASE.toNanos() + 1)); // the process was paused for longer than the lease
+            await(() -> held.stream().allMatch(l -> l.isValid() || ((LeaseHandle) l).hold().state() != Hold.State.HELD),
+                    "every lease renewed or lost");
+            assertThat(lost).as("leases the server still showed, called lost").isEmpty();
+            held.forEach(Lease::close);
+            assertThat(backend.held).as("released").isEmpty();
+        }
+    }
+
+    /**
+     * A regular renewal sent before the deadline and answered late extends the lease while its overdue renewal is
+     * under way; that renewal then fails (a transient error): the lease is valid by the regular renewal, not lost.
+     */
+    @Test
+    void anOverdueRenewalThatFailsAfterARegularRenewalExtendedTheLeaseDoesNotLoseIt() throws Exception {
+        AtomicBoolean blockRenewer = new AtomicBoolean();
+        CountDownLatch renewerBlocked = new CountDownLatch(1);
+        CountDownLatch releaseRenewer = new CountDownLatch(1);
+        CountDownLatch regularRenewalDone = new CountDownLatch(1);
+        Backend backend = new Backend() {
+            @Override
+            public Set<LeaseKey> renew(Collection<LeaseKey> keys, Duration leaseTime) {
+                try {
+                    if (Thread.currentThread().getName().startsWith("baton-renewer")
+                            && blockRenewer.compareAndSet(true, false)) {
+                        renewerBlocked.countDown();
+                        releaseRenewer.await(10, TimeUnit.SECONDS);
+                    } else if (Thread.currentThread().getName().startsWith("baton-confirmer")) {
+                        releaseRenewer.countDown();
+                        regularRenewalDone.await(10, TimeUnit.SECONDS);
+                        throw new LockBackendException("overdue-test", "transient", null);
+                    }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                return super.renew(keys, leaseTime);
+            }
+        };
+        LockObserver observer = new LockObserver() {
+            @Override
+            public void renewed(String backendName, int renewed, int failed, Duration took) {
+                if (renewed > 0 && releaseRenewer.getCount() == 0) {
+                    regularRenewalDone.countDown();
+                }
+            }
+        };
+        // each clock read of the renewer takes a millisecond: each renewal is sent later than the one before
+        Builder b = new Builder(backend).leaseTime(LEASE).renewInterval(Duration.ofMillis(20)).observer(observer)
+                .ticker(() -> Thread.currentThread().getName().startsWith("baton-renewer")
+                        ? clock.addAndGet(TimeUnit.MILLISECONDS.toNanos(1)) : clock.get());
+        try (LockClient client = b.build()) {
+            Lease lease = client.lock("late-regular").acquire(Duration.ofSeconds(1));
+            List<String> lost = new CopyOnWriteArrayList<>();
+            lease.onLost(e -> lost.add(e.getMessage()));
+            Hold h = ((LeaseHandle) lease).hold();
+            blockRenewer.set(true);
+            assertThat(renewerBlocked.await(10, TimeUnit.SECONDS)).as("a regular renewal under way").isTrue();
+            clock.set(h.deadlineNanos() + 1); // past the deadline of the last renewal, before the pending one's
+            await(() -> regularRenewalDone.getCount() == 0, "the regular renewal answered");
+            await(() -> h.state() != Hold.State.HELD || !h.overdueLongerThan(0, clock.get()), "overdue renewal done");
+            assertThat(lost).isEmpty();
+            assertThat(lease.isValid()).isTrue();
+            lease.close();
+        }
+    }
+
+    private static void await(BooleanSupplier condition, String what) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() - deadline > 0) {
+                fail("not within 10 s: " + what);
+            }
+            Thread.sleep(5);
+        }
+    }
+}
