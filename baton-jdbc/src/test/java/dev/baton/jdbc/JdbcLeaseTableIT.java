@@ -469,7 +469,7 @@ class JdbcLeaseTableIT {
             ps.setString(1, name);
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
-                    bells.add(new dev.baton.jdbc.session.SessionKeys("baton_bell")
+                    bells.add(new dev.baton.jdbc.internal.SessionKeys("baton_bell")
                             .myTicketBellKey(name, rs.getString(1), rs.getLong(2)));
                 }
             }
@@ -491,7 +491,7 @@ class JdbcLeaseTableIT {
 
     /** The connection that holds the bell of {@code name} in {@code table} (MariaDB), or null if nobody does. */
     private static Long bellHolder(Connection admin, String table, String name) throws SQLException {
-        return bellUsedBy(admin, new dev.baton.jdbc.session.SessionKeys(table).myBellKey(name));
+        return bellUsedBy(admin, new dev.baton.jdbc.internal.SessionKeys(table).myBellKey(name));
     }
 
     /**

@@ -4,7 +4,7 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.baton.Lease;
 import dev.baton.UnsupportedBackendException;
-import dev.baton.jdbc.session.SessionKeys;
+import dev.baton.jdbc.internal.SessionKeys;
 import dev.baton.testkit.TestServers;
 import org.junit.jupiter.api.Test;
 import org.postgresql.ds.PGSimpleDataSource;

@@ -7,7 +7,7 @@ import dev.baton.LockException;
 import dev.baton.LockInfo;
 import dev.baton.LockLostException;
 import dev.baton.faultproxy.FaultProxy;
-import dev.baton.jdbc.session.SessionKeys;
+import dev.baton.jdbc.internal.SessionKeys;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 

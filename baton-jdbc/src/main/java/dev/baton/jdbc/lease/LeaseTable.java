@@ -101,8 +101,8 @@ public abstract class LeaseTable {
     public static LeaseTable of(Dialect dialect, String table) {
         return switch (dialect) {
             case POSTGRESQL -> new PostgresLeaseTable(table);
-            case MARIADB -> new MySqlFamilyLeaseTable(table, true);
-            case MYSQL -> new MySqlFamilyLeaseTable(table, false);
+            case MARIADB -> new MariaDbLeaseTable(table);
+            case MYSQL -> new MySqlLeaseTable(table);
             case SQLITE -> new SqliteLeaseTable(table);
         };
     }

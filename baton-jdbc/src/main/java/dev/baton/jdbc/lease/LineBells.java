@@ -1,7 +1,7 @@
 package dev.baton.jdbc.lease;
 
 import dev.baton.jdbc.internal.ConnectionSupport;
-import dev.baton.jdbc.session.SessionKeys;
+import dev.baton.jdbc.internal.SessionKeys;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

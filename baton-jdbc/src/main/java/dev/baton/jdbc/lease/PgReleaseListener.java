@@ -1,5 +1,6 @@
 package dev.baton.jdbc.lease;
 
+import dev.baton.jdbc.internal.ReleaseNotice;
 import dev.baton.LockBackendException;
 import dev.baton.jdbc.Dialect;
 import dev.baton.jdbc.internal.ConnectionSupport;

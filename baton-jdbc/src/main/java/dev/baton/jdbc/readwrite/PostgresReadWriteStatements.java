@@ -1,7 +1,7 @@
 package dev.baton.jdbc.readwrite;
 
 import dev.baton.jdbc.internal.PgDurableCommit;
-import dev.baton.jdbc.lease.ReleaseNotice;
+import dev.baton.jdbc.internal.ReleaseNotice;
 
 import java.sql.Connection;
 import java.sql.PreparedStatement;

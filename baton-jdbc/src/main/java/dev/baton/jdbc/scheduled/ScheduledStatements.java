@@ -3,7 +3,7 @@ package dev.baton.jdbc.scheduled;
 import dev.baton.jdbc.Dialect;
 import dev.baton.jdbc.internal.SqlClocks;
 
-import dev.baton.jdbc.lease.ReleaseNotice;
+import dev.baton.jdbc.internal.ReleaseNotice;
 
 import java.sql.Connection;
 import java.sql.PreparedStatement;

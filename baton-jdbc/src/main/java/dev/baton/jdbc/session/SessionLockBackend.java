@@ -1,5 +1,6 @@
 package dev.baton.jdbc.session;
 
+import dev.baton.jdbc.internal.SessionKeys;
 import dev.baton.LockBackendException;
 import dev.baton.LockException;
 import dev.baton.LockInfo;

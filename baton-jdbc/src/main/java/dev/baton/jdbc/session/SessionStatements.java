@@ -1,5 +1,6 @@
 package dev.baton.jdbc.session;
 
+import dev.baton.jdbc.internal.SessionKeys;
 import dev.baton.LockInfo;
 import dev.baton.UnsupportedBackendException;
 import dev.baton.jdbc.Dialect;

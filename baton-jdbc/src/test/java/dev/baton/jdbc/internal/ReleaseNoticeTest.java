@@ -1,4 +1,4 @@
-package dev.baton.jdbc.lease;
+package dev.baton.jdbc.internal;
 
 import dev.baton.spi.ReleaseListener;
 import org.junit.jupiter.api.Test;

@@ -1,4 +1,4 @@
-package dev.baton.jdbc.session;
+package dev.baton.jdbc.internal;
 
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;

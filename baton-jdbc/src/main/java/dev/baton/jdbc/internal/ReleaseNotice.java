@@ -1,4 +1,4 @@
-package dev.baton.jdbc.lease;
+package dev.baton.jdbc.internal;
 
 import dev.baton.spi.ReleaseListener;
 
@@ -20,11 +20,11 @@ public final class ReleaseNotice {
     /**
      * The SQL of a query that, for each row of {@code released} (a relation with a {@code name} column: the locks a
      * statement just freed), sends a notice on channel {@code ?} naming the earliest live waiter in line
-     * {@code queue} ({@code now()} by the database clock, the line's order of {@link LeaseTable#aheadSql()}), and
+     * {@code queue} ({@code now()} by the database clock, the line's order of {@link dev.baton.jdbc.lease.LeaseTable#aheadSql()}), and
      * sends nothing when the line has no live waiter: then nobody in another client waits for a notice (a waiter
      * takes its ticket before it waits, and looks after taking it). One row per released row either way.
      */
-    static String notifyTheHeadSql(String queue, String released) {
+    public static String notifyTheHeadSql(String queue, String released) {
         return "SELECT CASE WHEN h.owner IS NOT NULL THEN pg_notify(?, length(h.owner) || ':' || h.owner || r.name)"
                 + " END FROM " + released + " r LEFT JOIN LATERAL (SELECT q.owner FROM " + queue + " q"
                 + " WHERE q.name = r.name AND q.expires_at > now() ORDER BY q.enqueued_at, q.owner LIMIT 1) h ON true";
@@ -41,7 +41,7 @@ public final class ReleaseNotice {
     }
 
     /** Hands {@code payload} to {@code listener}: the named waiter, or every waiter of the lock. */
-    static void deliver(String payload, ReleaseListener listener) {
+    public static void deliver(String payload, ReleaseListener listener) {
         int colon = payload.indexOf(':');
         int digits = 0;
         while (digits < colon && Character.isDigit(payload.charAt(digits)) && payload.charAt(digits) < 128) {
