@@ -32,10 +32,14 @@ fi
 dir=$(realpath -m "$dir")
 pg_bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
 
+# A port below the kernel's ephemeral range: one inside it can be taken, between this check and the server's bind,
+# by any outgoing connection of the tests (seen: Redis "bind: Address already in use" on 38272 during a CI run).
 free_port() {
-  local p
+  local p low
+  low=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
+  [ "$low" -gt 21000 ] || { log "the ephemeral port range starts at $low: no room below it for test servers"; return 1; }
   for _ in $(seq 1 200); do
-    p=$((20000 + RANDOM % 20000))
+    p=$((20000 + RANDOM % (low - 20000)))
     if ! port_open "$p" && ! grep -qx "$p" /tmp/baton-own-servers/ports 2>/dev/null; then
       echo "$p" >> /tmp/baton-own-servers/ports
       echo "$p"; return 0
