@@ -826,6 +826,29 @@ class BatonRunIT {
         assertThat(b.err()).doesNotContain("Full thread dump");
     }
 
+    /** A copy of bin/baton with a pom.xml of version 9.9.9-TEST, in a temporary checkout of its own. */
+    private Path launcherCheckout(String name) throws IOException {
+        Path launcher = Path.of("").toAbsolutePath().getParent().resolve("bin").resolve("baton");
+        Path checkout = dir.resolve(name);
+        Files.createDirectories(checkout.resolve("bin"));
+        Files.copy(launcher, checkout.resolve("bin/baton"));
+        checkout.resolve("bin/baton").toFile().setExecutable(true);
+        Files.writeString(checkout.resolve("pom.xml"), "<project>\n  <version>9.9.9-TEST</version>\n</project>\n");
+        return checkout;
+    }
+
+    /** A PATH folder holding only the tools the launcher itself needs (no mvn, no java). */
+    private Path launcherTools(String name) throws IOException {
+        Path tools = dir.resolve(name);
+        Files.createDirectories(tools);
+        for (String tool : List.of("bash", "dirname", "readlink", "sed", "head", "find", "mkdir", "flock")) {
+            Path real = java.util.stream.Stream.of("/usr/bin", "/bin").map(d -> Path.of(d, tool))
+                    .filter(Files::isExecutable).findFirst().orElseThrow(() -> new AssertionError(tool + " not found"));
+            Files.createSymbolicLink(tools.resolve(tool), real);
+        }
+        return tools;
+    }
+
     /**
      * bin/baton, copied with a pom.xml into a temporary checkout of its own (so the real jar, which other tests
      * use, is never touched), run with a PATH holding only the tools the script itself needs: no mvn, no java.
@@ -834,19 +857,8 @@ class BatonRunIT {
      */
     @Test
     void withoutMavenOrJavaTheLauncherExits78SayingWhatIsMissing() throws Exception {
-        Path launcher = Path.of("").toAbsolutePath().getParent().resolve("bin").resolve("baton");
-        Path checkout = dir.resolve("checkout");
-        Files.createDirectories(checkout.resolve("bin"));
-        Files.copy(launcher, checkout.resolve("bin/baton"));
-        checkout.resolve("bin/baton").toFile().setExecutable(true);
-        Files.writeString(checkout.resolve("pom.xml"), "<project>\n  <version>9.9.9-TEST</version>\n</project>\n");
-        Path tools = dir.resolve("tools");
-        Files.createDirectories(tools);
-        for (String tool : List.of("bash", "dirname", "readlink", "sed", "head", "find", "mkdir", "flock")) {
-            Path real = java.util.stream.Stream.of("/usr/bin", "/bin").map(d -> Path.of(d, tool))
-                    .filter(Files::isExecutable).findFirst().orElseThrow(() -> new AssertionError(tool + " not found"));
-            Files.createSymbolicLink(tools.resolve(tool), real);
-        }
+        Path checkout = launcherCheckout("checkout");
+        Path tools = launcherTools("tools");
         Map<String, String> env = Map.of("PATH", tools.toString(), "HOME", dir.toString());
 
         Baton noJar = spawnWithEnvironment(env, checkout.resolve("bin/baton").toString(), "version");
@@ -869,19 +881,8 @@ class BatonRunIT {
      */
     @Test
     void theBuildShowsProgressWithoutEscapeSequences() throws Exception {
-        Path launcher = Path.of("").toAbsolutePath().getParent().resolve("bin").resolve("baton");
-        Path checkout = dir.resolve("checkout-esc");
-        Files.createDirectories(checkout.resolve("bin"));
-        Files.copy(launcher, checkout.resolve("bin/baton"));
-        checkout.resolve("bin/baton").toFile().setExecutable(true);
-        Files.writeString(checkout.resolve("pom.xml"), "<project>\n  <version>9.9.9-TEST</version>\n</project>\n");
-        Path tools = dir.resolve("tools-esc");
-        Files.createDirectories(tools);
-        for (String tool : List.of("bash", "dirname", "readlink", "sed", "head", "find", "mkdir", "flock")) {
-            Path real = java.util.stream.Stream.of("/usr/bin", "/bin").map(d -> Path.of(d, tool))
-                    .filter(Files::isExecutable).findFirst().orElseThrow(() -> new AssertionError(tool + " not found"));
-            Files.createSymbolicLink(tools.resolve(tool), real);
-        }
+        Path checkout = launcherCheckout("checkout-esc");
+        Path tools = launcherTools("tools-esc");
         Path mvn = tools.resolve("mvn");
         Files.writeString(mvn, "#!/bin/bash\n"
                 + "printf '\\033[0m\\033[0m'; printf '\\033[0m' >&2\n"
