@@ -49,6 +49,11 @@ final class ZooKeeperNames {
         return root;
     }
 
+    /** The parent znode of a lock under {@code root}: its members are its children. */
+    static String parent(String root, String name) {
+        return root + "/" + encode(name);
+    }
+
     /** The encoded znode name of a lock. */
     static String encode(String name) {
         StringBuilder sb = new StringBuilder(name.length() + 8);
