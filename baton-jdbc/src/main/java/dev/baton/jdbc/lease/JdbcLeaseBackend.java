@@ -130,10 +130,6 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
                 return t;
             });
 
-    {
-        clearing.allowCoreThreadTimeOut(true);
-    }
-
     /** @param wakeUps makes the backend's wake-up mechanism, given the backend */
     private JdbcLeaseBackend(DataSource dataSource, LeaseTable table, boolean direct,
                              java.util.function.Function<JdbcLeaseBackend, WakeUps> wakeUps) {
@@ -144,6 +140,7 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
         this.description = "jdbc-lease/" + table.dialect().id() + " (table " + table.table + ")";
         this.line = new Line(this, table);
         this.wakeUps = wakeUps.apply(this);
+        clearing.allowCoreThreadTimeOut(true);
     }
 
     /**
