@@ -10,6 +10,7 @@ import dev.baton.jdbc.readwrite.ReadWriteTable;
 import dev.baton.spi.AcquireRequest;
 import dev.baton.spi.AcquireResult;
 import dev.baton.spi.BlockingWait;
+import dev.baton.spi.ClearsLostGrants;
 import dev.baton.spi.ConfirmsGrants;
 import dev.baton.spi.LeaseKey;
 import dev.baton.spi.LockMode;
@@ -18,6 +19,9 @@ import dev.baton.spi.ReadWriteModes;
 import dev.baton.spi.ReleaseListener;
 import dev.baton.spi.ReportsTimeLeft;
 import dev.baton.spi.WaitingQueue;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 import javax.sql.DataSource;
 import java.sql.SQLException;
@@ -31,6 +35,11 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 
 /**
  * The lease-row strategy over a {@link DataSource}: a row per lock in the lease table, with owner, fencing
@@ -78,6 +87,11 @@ import java.util.Set;
  *       an entry naming the grant in the MEMORY table {@code <table>_released}, no write of the row);
  *       PostgreSQL announces it on the table's {@code NOTIFY} channel in the same statement, and
  *       {@link PgReleaseListener} wakes the waiters of other clients.</li>
+ *   <li>Clear a lost grant: a grant the core declared lost ({@link ClearsLostGrants#lost}: its renewal found less
+ *       time left on the row than the client counted on, so the server's clock stepped forward, or its deadline
+ *       passed) is released at once, in the background, by the same owner- and token-checked statement as a
+ *       release, which wakes the waiters the same way; the renewal that found it short had extended the row for a
+ *       whole lease, held by nobody. A row taken over by another grant (another owner or token) is left alone.</li>
  *   <li>Confirm: one read, the row matches name, owner and token and has not expired.</li>
  *   <li>Read and write modes run on {@code <table>_rw} ({@link ReadWriteTable}).</li>
  *   <li>Idempotent calls (renew, release, confirm) are made again at once if the pool handed out a dead
@@ -91,7 +105,9 @@ import java.util.Set;
  * on socket timeouts), never reused by Baton itself: it keeps no connection between calls, except the
  * PostgreSQL listener's own and, on MariaDB under contention, the one that keeps the client's bells.
  */
-public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsGrants, ReportsTimeLeft {
+public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsGrants, ReportsTimeLeft,
+        ClearsLostGrants {
+    private static final Logger LOG = LoggerFactory.getLogger(JdbcLeaseBackend.class);
     private final DataSource dataSource;
     private final LeaseTable table;
     private final ReadWriteTable rwTable;
@@ -103,6 +119,16 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
     private final Contention contention = new Contention();
     /** How this client's waiters are woken: chosen once, by {@link #create}. */
     private final WakeUps wakeUps;
+    /**
+     * Where lost grants are cleared ({@link #lost}), one at a time, in the order they were lost: one daemon thread,
+     * started with the first lost grant and ended after a minute idle.
+     */
+    private final ThreadPoolExecutor clearing = new ThreadPoolExecutor(1, 1, 60, TimeUnit.SECONDS,
+            new LinkedBlockingQueue<>(), r -> {
+                Thread t = new Thread(r, "baton-jdbc-clear-lost");
+                t.setDaemon(true);
+                return t;
+            });
 
     /** @param wakeUps makes the backend's wake-up mechanism, given the backend */
     private JdbcLeaseBackend(DataSource dataSource, LeaseTable table, boolean direct,
@@ -114,6 +140,7 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
         this.description = "jdbc-lease/" + table.dialect().id() + " (table " + table.table + ")";
         this.line = new Line(this, table);
         this.wakeUps = wakeUps.apply(this);
+        clearing.allowCoreThreadTimeOut(true);
     }
 
     /**
@@ -389,6 +416,30 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
     }
 
     /**
+     * A grant the core declared lost (its renewal found less time left on the row than the client counted on, or its
+     * deadline passed): the renewal that found it short extended the row for a whole lease, held by nobody. Released
+     * in the background (this is called on the core's renewer or watchdog thread, which must not wait on the
+     * database) by {@link #release}: one statement that ends the grant only where name, owner and token still match,
+     * never a later holder's, and wakes the waiters as a release does (PostgreSQL: its {@code NOTIFY}; MariaDB: the
+     * holder's bell and the table of releases). If the database cannot be reached, the row ends with its lease.
+     */
+    @Override
+    public void lost(LeaseKey lease) {
+        try {
+            clearing.execute(() -> {
+                try {
+                    release(lease);
+                } catch (RuntimeException e) {
+                    LOG.debug("clearing lost grant '{}' (token {}) failed; its row ends with its lease", lease.name(),
+                            lease.token(), e);
+                }
+            });
+        } catch (RejectedExecutionException e) {
+            // closing: the row ends with its lease
+        }
+    }
+
+    /**
      * One read: the row matches name, owner and token and is held: not expired by the database clock (and, on
      * MariaDB, not released).
      */
@@ -537,9 +588,13 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
         });
     }
 
-    /** Withdraws every place in line still kept (the core leaves that to a closing client's backend). */
+    /**
+     * Withdraws every place in line still kept (the core leaves that to a closing client's backend). Lost grants
+     * already being cleared are cleared (the pool permitting), in the background; none is taken on after.
+     */
     @Override
     public void close() {
+        clearing.shutdown();
         line.close();
         try {
             for (AcquireRequest request : line.requests()) {
