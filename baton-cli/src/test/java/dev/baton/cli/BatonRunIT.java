@@ -667,6 +667,116 @@ class BatonRunIT {
         assertThat(b.err()).doesNotContain("lost");
     }
 
+    /**
+     * The lease strategy, whose grant ends on the server when its lease runs out: {@code baton} is stopped while
+     * the command runs, the command (and its supervisor) end while the lease is still valid, and {@code baton}
+     * stays stopped until the server shows the lease expired. When it runs again the server no longer shows the
+     * grant, but the command ended before the lease's deadline (the supervisor, which was not stopped, recorded
+     * when), so it ran entirely under the lease: its status, not 76.
+     */
+    @Test
+    void aCommandThatEndedBeforeTheLeaseRanOutWhileBatonWasStoppedIsNotReportedLost() throws Exception {
+        assertStoppedBaton(false, 3, "");
+    }
+
+    /**
+     * The control: the same run, but the command ends only after the server shows the lease expired, while
+     * {@code baton} is still stopped: the command outlived the lease, so 76.
+     */
+    @Test
+    void aCommandThatEndedAfterTheLeaseRanOutWhileBatonWasStoppedExits76() throws Exception {
+        assertStoppedBaton(true, ExitCodes.LEASE_LOST, "lost");
+    }
+
+    /**
+     * Runs a command under a 3 s lease on PostgreSQL (lease strategy), SIGSTOPs {@code baton} while the command
+     * runs, lets the command end before or after the server shows the lease expired, SIGCONTs {@code baton}
+     * once the server shows it expired and the command's supervisor ended, and checks the exit status.
+     */
+    private void assertStoppedBaton(boolean endAfterExpiry, int expectedStatus, String expectedErr)
+            throws Exception {
+        requireServer("PostgreSQL", 5432);
+        String lock = uniqueLock(endAfterExpiry ? "ended-after-expiry" : "ended-before-expiry");
+        Path started = dir.resolve("started-" + UUID.randomUUID());
+        Path go = dir.resolve("go-" + UUID.randomUUID());
+        Path done = dir.resolve("done-" + UUID.randomUUID());
+        Baton b = start("run", "--lease", "3s", "--lock", lock, "--url", PG, "--", "sh", "-c",
+                "touch '" + started + "'; while [ ! -e '" + go + "' ]; do sleep 0.02; done; touch '" + done
+                        + "'; exit 3");
+        awaitFile(started, b);
+        long pid = b.process().pid();
+        long supervisor = supervisorOf(pid);
+        try (Connection c = DriverManager.getConnection(PG)) {
+            kill("STOP", pid);
+            try {
+                awaitState(pid, 'T');
+                if (endAfterExpiry) {
+                    awaitExpiredOnServer(c, lock);
+                }
+                Files.createFile(go);
+                awaitFile(done, null);
+                awaitState(supervisor, 'Z'); // the group ended; baton, stopped, has not collected its status
+                if (!endAfterExpiry) {
+                    assertThat(expiredOnServer(c, lock)).as("precondition: the command ended before the server's"
+                            + " lease ran out (a machine too slow for a 3 s lease?)").isFalse();
+                    awaitExpiredOnServer(c, lock);
+                }
+            } finally {
+                kill("CONT", pid);
+            }
+        }
+        assertThat(b.awaitExit(EXIT_TIMEOUT)).as("stderr: %s", b.err()).isEqualTo(expectedStatus);
+        assertThat(b.errLines()).as("only baton's own lines").allMatch(l -> l.startsWith("baton: "));
+        if (expectedErr.isEmpty()) {
+            assertThat(b.err()).doesNotContain("lost");
+        } else {
+            assertThat(b.err()).contains(expectedErr).contains(lock);
+        }
+    }
+
+    /** The pid of {@code baton run}'s supervisor, a child of the baton JVM {@code pid}. */
+    private static long supervisorOf(long pid) throws IOException {
+        try (var procs = Files.list(Path.of("/proc"))) {
+            for (Path p : (Iterable<Path>) procs::iterator) {
+                String name = p.getFileName().toString();
+                if (!name.chars().allMatch(Character::isDigit)) {
+                    continue;
+                }
+                try {
+                    String stat = Files.readString(p.resolve("stat"));
+                    String[] after = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+                    String cmdline = Files.readString(p.resolve("cmdline"));
+                    if (Long.parseLong(after[1]) == pid && cmdline.startsWith("baton run: supervisor")) {
+                        return Long.parseLong(name);
+                    }
+                } catch (IOException e) {
+                    // gone meanwhile
+                }
+            }
+        }
+        return fail("no supervisor among the children of baton " + pid);
+    }
+
+    private static boolean expiredOnServer(Connection c, String lock) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT expires_at <= now() FROM baton_locks WHERE name = ?")) {
+            ps.setString(1, lock);
+            try (var rs = ps.executeQuery()) {
+                assertThat(rs.next()).as("the row of '%s'", lock).isTrue();
+                return rs.getBoolean(1);
+            }
+        }
+    }
+
+    private static void awaitExpiredOnServer(Connection c, String lock) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (!expiredOnServer(c, lock)) {
+            if (System.nanoTime() > deadline) {
+                fail("the lease of '" + lock + "' did not expire on the server within 20 s");
+            }
+            Thread.sleep(50);
+        }
+    }
+
     /** SIGSTOP for three lease times (500 ms), then SIGCONT. */
     private static void pauseLongerThanTheLease(long pid) throws Exception {
         kill("STOP", pid);
