@@ -10,6 +10,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalLong;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -23,6 +24,10 @@ import java.util.concurrent.TimeUnit;
  *   <li>When the command exits, whatever it left in its group gets SIGTERM, then SIGKILL after the grace;
  *       {@link #process()} ends only when the group is empty, so the lock is released after the last
  *       member ended.</li>
+ *   <li>The supervisor notes on the boot-time clock ({@code /proc/uptime}, which keeps counting while
+ *       {@code baton} is stopped) when the group ended: {@link #endedNanos()} places that moment on
+ *       {@code System.nanoTime()}, so a {@code baton} that was stopped (SIGSTOP, a long GC pause) and sees the
+ *       end only later can tell whether it came before the lease's deadline.</li>
  *   <li>If {@code baton} dies, even by SIGKILL (kill -9, the kernel's OOM killer), the kernel closes its end
  *       of the control FIFO; the supervisor reads end of file and SIGKILLs the group at once. The command
  *       also has a parent-death SIGKILL (setpriv) in case the supervisor itself is killed.</li>
@@ -43,11 +48,23 @@ final class CommandGroup {
     private final RandomAccessFile control;
     /** The FIFO; the supervisor unlinks it (and its directory) once open, this only cleans up after a failure. */
     private final Path fifo;
+    /** Baton's end of the file the supervisor writes the group's end into (unlinked by the supervisor). */
+    private final RandomAccessFile ended;
+    private final Path endedPath;
+    /** The boot-time clock in centiseconds just before the command started, or -1 if it cannot be read. */
+    private final long uptimeAtStart;
+    /** {@code System.nanoTime()} read just after {@link #uptimeAtStart}. */
+    private final long nanosAtStart;
 
-    private CommandGroup(Process supervisor, RandomAccessFile control, Path fifo) {
+    private CommandGroup(Process supervisor, RandomAccessFile control, Path fifo, RandomAccessFile ended,
+                         Path endedPath, long uptimeAtStart, long nanosAtStart) {
         this.supervisor = supervisor;
         this.control = control;
         this.fifo = fifo;
+        this.ended = ended;
+        this.endedPath = endedPath;
+        this.uptimeAtStart = uptimeAtStart;
+        this.nanosAtStart = nanosAtStart;
     }
 
     /**
@@ -65,22 +82,33 @@ final class CommandGroup {
             throws IOException {
         Path dir = Files.createTempDirectory("baton-run-");
         Path fifo = dir.resolve("control");
+        Path endedPath = dir.resolve("ended");
         RandomAccessFile control = null;
+        RandomAccessFile ended = null;
         try {
             mkfifo(fifo);
             control = new RandomAccessFile(fifo.toFile(), "rw");
+            Files.createFile(endedPath);
+            ended = new RandomAccessFile(endedPath.toFile(), "r");
             List<String> argv = new ArrayList<>(List.of("perl", "-e", SCRIPT, "--", fifo.toString(),
-                    Long.toString(grace.toMillis())));
+                    endedPath.toString(), Long.toString(grace.toMillis())));
             argv.addAll(command);
             ProcessBuilder pb = new ProcessBuilder(argv).inheritIO();
             pb.environment().putAll(environment);
+            // in this order: a pause between the two reads only places the end later, never earlier
+            long uptime = uptimeCentis();
+            long nanos = System.nanoTime();
             Process supervisor = pb.start();
-            return new CommandGroup(supervisor, control, fifo);
+            return new CommandGroup(supervisor, control, fifo, ended, endedPath, uptime, nanos);
         } catch (IOException | RuntimeException e) {
             if (control != null) {
                 control.close();
             }
+            if (ended != null) {
+                ended.close();
+            }
             Files.deleteIfExists(fifo);
+            Files.deleteIfExists(endedPath);
             Files.deleteIfExists(dir);
             throw e;
         }
@@ -108,6 +136,51 @@ final class CommandGroup {
         } catch (IOException e) {
             throw new IllegalStateException("cannot read supervise.pl from the baton jar", e);
         }
+    }
+
+    /** The boot-time clock ({@code /proc/uptime}) in centiseconds, or -1 if it cannot be read (not Linux). */
+    private static long uptimeCentis() {
+        try {
+            return centis(Files.readString(Path.of("/proc/uptime")));
+        } catch (IOException | RuntimeException e) {
+            return -1;
+        }
+    }
+
+    /** "350735.47 1234.50" (or "350735.47") → 35073547; -1 if it is not that. */
+    static long centis(String uptime) {
+        String[] fields = uptime.strip().split("\\s+");
+        if (fields.length == 0 || !fields[0].matches("\\d{1,15}\\.\\d{2}")) {
+            return -1;
+        }
+        return Long.parseLong(fields[0].replace(".", ""));
+    }
+
+    /**
+     * When the group ended, on {@code System.nanoTime()}, as the supervisor noted it on the boot-time clock: no
+     * earlier than it really ended (the clock's hundredths are rounded up, and a suspend of the machine between
+     * the start and the end only makes it later); empty while the group runs, or if the time is unknown (no
+     * {@code /proc/uptime}, a supervisor killed before it could write).
+     */
+    OptionalLong endedNanos() {
+        if (uptimeAtStart < 0) {
+            return OptionalLong.empty();
+        }
+        String written;
+        synchronized (ended) {
+            try {
+                byte[] bytes = new byte[64];
+                int n = ended.getChannel().read(java.nio.ByteBuffer.wrap(bytes), 0);
+                written = n <= 0 ? "" : new String(bytes, 0, n, StandardCharsets.US_ASCII);
+            } catch (IOException e) {
+                return OptionalLong.empty();
+            }
+        }
+        long at = centis(written);
+        if (at < 0) {
+            return OptionalLong.empty();
+        }
+        return OptionalLong.of(nanosAtStart + TimeUnit.MILLISECONDS.toNanos((at - uptimeAtStart + 1) * 10));
     }
 
     /** The supervisor: it exits with the command's status once the whole group has ended. */
@@ -160,7 +233,9 @@ final class CommandGroup {
     void close() {
         try {
             control.close();
+            ended.close();
             Files.deleteIfExists(fifo);
+            Files.deleteIfExists(endedPath);
             Files.deleteIfExists(fifo.getParent());
         } catch (IOException e) {
             // nothing to do: the descriptor is gone either way, and a leftover directory is harmless

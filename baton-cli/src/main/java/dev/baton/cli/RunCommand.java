@@ -11,6 +11,7 @@ import dev.baton.LockNames;
 import dev.baton.LockTimeoutException;
 import dev.baton.NothingGrantedException;
 import dev.baton.internal.Durations;
+import dev.baton.internal.LeaseDeadlines;
 import dev.baton.jdbc.Strategy;
 import dev.baton.jdbc.StrategyConflictException;
 import picocli.CommandLine.Command;
@@ -29,10 +30,12 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * {@code baton run}: while the command, or anything it started, runs, it holds the lock; when the lock is
@@ -53,7 +56,9 @@ import java.util.concurrent.TimeoutException;
  *       and {@code baton} exits 128 + that signal's number.</li>
  *   <li>When the command ends, what it left in its group gets SIGTERM, SIGKILL after {@code --grace}. Then
  *       decide by the lease's validity at that moment ({@link Lease#checkValid()}, which asks the server):
- *       valid, release and exit with the command's status; lost, exit 76. If the lease
+ *       valid, release and exit with the command's status; lost, exit 76, unless the group ended before the
+ *       lease's deadline and the loss was learned only after it ({@code baton} was stopped and saw the end late:
+ *       see {@link #endedWhileValid}), then the command's status. If the lease
  *       is lost first, SIGTERM the group, SIGKILL after {@code --grace}, and exit 76.</li>
  *   <li>Releasing and closing the pool take at most the lease time: past it the lock ends on the server by
  *       itself, so a dead network cannot hold {@code baton} up.</li>
@@ -372,7 +377,11 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
      */
     private int runHolding(DatabaseOptions.OpenClient open, Lease held, SignalForwarder signals, PrintWriter err) {
         CompletableFuture<LockLostException> lost = new CompletableFuture<>();
-        held.onLost(lost::complete);
+        AtomicLong lostNoticed = new AtomicLong();
+        held.onLost(e -> {
+            lostNoticed.compareAndSet(0, System.nanoTime() | 1); // never 0: 0 is "not noticed"
+            lost.complete(e);
+        });
         if (lost.isDone()) {
             err.println("baton: lease on lock '" + lockName + "' was lost before the command started; not running"
                     + " it: " + lost.join().getMessage());
@@ -399,7 +408,11 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
             if (stop.isDone() && !lost.isDone() && supervisor.isAlive()) {
                 killedAfterStop = awaitStop(group, lost, stop.join(), err);
             }
-            if (lost.isDone() && supervisor.isAlive()) {
+            if (lost.isDone() && supervisor.isAlive() && group.endedNanos().isPresent()) {
+                // the group had ended before the loss was noticed (baton was stopped, say): the supervisor is
+                // exiting; decide below as for any ended command
+                log.debug("the lease on '{}' was noticed lost after the command's group ended", lockName);
+            } else if (lost.isDone() && supervisor.isAlive()) {
                 LockLostException why = lost.join();
                 err.println("baton: lease on lock '" + lockName + "' was lost while the command ran; stopping its"
                         + " process group (SIGTERM, SIGKILL after " + Durations.format(grace) + "): "
@@ -412,6 +425,11 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
             int status = waitFor(supervisor);
             log.debug("the command's process group ended with status {}", status);
             LockLostException gone = validity(held);
+            if (gone != null && endedWhileValid(group, held, lostNoticed)) {
+                log.debug("the lease on '{}' is lost now, but the command's group ended before its deadline: {}",
+                        lockName, gone.getMessage());
+                gone = null;
+            }
             if (gone != null) {
                 err.println("baton: lease on lock '" + lockName + "' was lost while the command ran (it exited with"
                         + " status " + status + "): " + gone.getMessage());
@@ -468,6 +486,38 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
             group.kill();
             Thread.currentThread().interrupt();
         }
+    }
+
+    /**
+     * Whether the command's group ended while the lease was valid, though it is lost now: {@code baton} was
+     * stopped (SIGSTOP, a long GC pause) past the lease's deadline, or its renewals failed, and saw the end only
+     * later. True if
+     *
+     * <ol>
+     *   <li>the group ended (as the supervisor noted it, on a clock that kept counting while {@code baton} was
+     *       stopped) before the lease's conservative local deadline, the end of the last grant or renewal the
+     *       server confirmed, when the server still showed the grant by its own clock; and</li>
+     *   <li>{@code baton} learned of the loss only at or after that deadline. A loss learned earlier means the
+     *       server stopped showing the grant before it should have run out (force-released by an operator, taken
+     *       over), at a moment {@code baton} cannot place relative to the command's end.</li>
+     * </ol>
+     *
+     * What the server shows when asked later (the grant expired untouched, deleted, or taken by another holder
+     * after it ran out) does not matter: whatever happened after the command ended cannot have overlapped it.
+     * Unknown times (no {@code /proc/uptime}, a lease from elsewhere) count as not ended in time.
+     */
+    private boolean endedWhileValid(CommandGroup group, Lease held, AtomicLong lostNoticed) {
+        long checked = System.nanoTime();
+        OptionalLong ended = group.endedNanos();
+        OptionalLong deadline = LeaseDeadlines.deadlineNanos(held);
+        if (ended.isEmpty() || deadline.isEmpty()) {
+            return false;
+        }
+        long noticed = lostNoticed.get() != 0 ? lostNoticed.get() : checked;
+        log.debug("the command's group ended {} ms before the lease's deadline; the loss was noticed {} ms after it",
+                TimeUnit.NANOSECONDS.toMillis(deadline.getAsLong() - ended.getAsLong()),
+                TimeUnit.NANOSECONDS.toMillis(noticed - deadline.getAsLong()));
+        return ended.getAsLong() - deadline.getAsLong() < 0 && noticed - deadline.getAsLong() >= 0;
     }
 
     /**

@@ -1,11 +1,14 @@
 # baton run's supervisor: runs the command in a process group of its own and makes sure that no member of
 # that group outlives the run. perl-base is Essential on Debian; only core modules are used.
 #
-# Arguments: CONTROL GRACE_MS COMMAND [ARGS...]
+# Arguments: CONTROL ENDED GRACE_MS COMMAND [ARGS...]
 #   CONTROL   a FIFO that baton holds open for writing for as long as it lives
+#   ENDED     an empty file that baton holds open for reading: this process writes into it the moment the group
+#             ended, as seconds on the boot-time clock (/proc/uptime), which keeps counting while baton is stopped
 #   GRACE_MS  time between SIGTERM and SIGKILL for what is left of the group
 #
-# 1. Open CONTROL for reading (baton already holds it open, so this does not block), then unlink it.
+# 1. Open CONTROL for reading (baton already holds it open, so this does not block) and ENDED for writing,
+#    then unlink both.
 # 2. Ignore INT, TERM and HUP (blocked until then): baton receives them and passes each on exactly once,
 #    through CONTROL.
 # 3. Fork the command: it makes its own process group (setpgid, not setsid: it keeps the terminal and the
@@ -16,13 +19,15 @@
 #    S = stop (SIGTERM, SIGKILL after the grace), K = SIGKILL now. End of file means baton died (kill -9,
 #    the OOM killer): SIGKILL the group at once and exit.
 # 5. When the command exits, whatever it left in its group gets SIGTERM, then SIGKILL after the grace.
-# 6. Exit once no process of the group runs any more, with the command's status (128 + the signal if a signal ended it).
+# 6. Once no process of the group runs any more, write the time into ENDED (baton may be stopped and see the end
+#    only later: it compares this time with the lease's deadline), and exit with the command's status (128 + the
+#    signal if a signal ended it).
 #
 # A member that leaves the group (setsid, setpgid) is out of reach; docs/CLI.md says so.
 use strict;
 use POSIX ();
 
-my ($control, $grace_ms, @cmd) = @ARGV;
+my ($control, $ended, $grace_ms, @cmd) = @ARGV;
 $0 = "baton run: supervisor of $cmd[0]"; # what ps shows instead of this script
 my $TICKS = POSIX::sysconf(POSIX::_SC_CLK_TCK()) || 100;
 my %initial = map { $_ => $SIG{$_} } qw(INT TERM HUP QUIT);
@@ -33,7 +38,8 @@ my $initial_mask = POSIX::SigSet->new();
 POSIX::sigprocmask(POSIX::SIG_BLOCK(), $passed_on, $initial_mask);
 
 open(my $ctl, '<', $control) or do { print STDERR "baton: cannot open $control: $!\n"; exit 70 };
-unlink $control;
+open(my $end, '>', $ended) or do { print STDERR "baton: cannot open $ended: $!\n"; exit 70 };
+unlink $control, $ended;
 (my $dir = $control) =~ s{/[^/]*$}{};
 rmdir $dir;
 
@@ -49,6 +55,7 @@ if (!defined $pid) {
 }
 if ($pid == 0) {
     close $ctl;
+    close $end;
     setpgrp(0, 0);
     if ($tty) {
         local $SIG{TTOU} = 'IGNORE';
@@ -131,6 +138,11 @@ while (1) {
         }
     }
 }
+if (open(my $up, '<', '/proc/uptime')) {
+    my ($seconds) = split ' ', scalar(<$up>) // '';
+    syswrite($end, $seconds) if defined $seconds;
+}
+close $end;
 exit(POSIX::WIFSIGNALED($status) ? 128 + POSIX::WTERMSIG($status) : POSIX::WEXITSTATUS($status));
 
 # Seconds on a clock that only moves forward (times(2): elapsed clock ticks), as Time::HiRes is not in perl-base.

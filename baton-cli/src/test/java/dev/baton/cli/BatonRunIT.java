@@ -3,6 +3,10 @@ package dev.baton.cli;
 import dev.baton.Lease;
 import dev.baton.jdbc.JdbcLockClient;
 import dev.baton.jdbc.JdbcLocks;
+import dev.baton.redis.RedisLockClient;
+import dev.baton.redis.RedisLocks;
+import dev.baton.testkit.TestServers;
+import io.lettuce.core.RedisURI;
 import dev.baton.faultproxy.FaultProxy;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -665,6 +669,142 @@ class BatonRunIT {
         }
         assertThat(b.awaitExit(EXIT_TIMEOUT)).as("stderr: %s", b.err()).isEqualTo(3);
         assertThat(b.err()).doesNotContain("lost");
+    }
+
+    /**
+     * The lease strategy, whose grant ends on the server when its lease runs out: {@code baton} is stopped while
+     * the command runs, the command (and its supervisor) end while the lease is still valid, and {@code baton}
+     * stays stopped until the server shows the lease expired. When it runs again the server no longer shows the
+     * grant, but the command ended before the lease's deadline (the supervisor, which was not stopped, recorded
+     * when), so it ran entirely under the lease: its status, not 76.
+     */
+    @Test
+    void aCommandThatEndedBeforeTheLeaseRanOutWhileBatonWasStoppedIsNotReportedLost() throws Exception {
+        requireServer("PostgreSQL", 5432);
+        try (Connection c = DriverManager.getConnection(PG)) {
+            assertStoppedBaton(PG, lock -> expiredOnServer(c, lock), false, 3, "");
+        }
+    }
+
+    /**
+     * As above on Redis, where the lease's key expires by {@code PX}; once it has, another client takes the lock
+     * before {@code baton} runs again: taken over after the command ended, which cannot have overlapped it.
+     */
+    @Test
+    void aCommandThatEndedBeforeTheLeaseRanOutWhileBatonWasStoppedIsNotReportedLostOnRedis() throws Exception {
+        TestServers.requireRedis();
+        List<Lease> taken = new ArrayList<>();
+        try (RedisLockClient other = RedisLocks.builder(RedisURI.create(BatonRedisIT.URL))
+                .leaseTime(Duration.ofSeconds(30)).build()) {
+            assertStoppedBaton(BatonRedisIT.URL, lock -> other.lock(lock).tryAcquire().map(taken::add).orElse(false),
+                    false, 3, "");
+            assertThat(taken).as("the other client took the lock once it expired").hasSize(1);
+            taken.get(0).close();
+        }
+    }
+
+    /**
+     * The control: the same run, but the command ends only after the server shows the lease expired, while
+     * {@code baton} is still stopped: the command outlived the lease, so 76.
+     */
+    @Test
+    void aCommandThatEndedAfterTheLeaseRanOutWhileBatonWasStoppedExits76() throws Exception {
+        requireServer("PostgreSQL", 5432);
+        try (Connection c = DriverManager.getConnection(PG)) {
+            assertStoppedBaton(PG, lock -> expiredOnServer(c, lock), true, ExitCodes.LEASE_LOST, "lost");
+        }
+    }
+
+    /** Whether the server shows the lease of a lock ran out. */
+    @FunctionalInterface
+    private interface Expiry {
+        boolean expired(String lock) throws Exception;
+    }
+
+    /**
+     * Runs a command under a 3 s lease (lease strategy on a database, or Redis), SIGSTOPs {@code baton} while the command
+     * runs, lets the command end before or after the server shows the lease expired, SIGCONTs {@code baton}
+     * once the server shows it expired and the command's supervisor ended, and checks the exit status.
+     */
+    private void assertStoppedBaton(String url, Expiry expiry, boolean endAfterExpiry, int expectedStatus,
+                                    String expectedErr) throws Exception {
+        String lock = uniqueLock(endAfterExpiry ? "ended-after-expiry" : "ended-before-expiry");
+        Path started = dir.resolve("started-" + UUID.randomUUID());
+        Path go = dir.resolve("go-" + UUID.randomUUID());
+        Path done = dir.resolve("done-" + UUID.randomUUID());
+        Baton b = start("run", "--lease", "3s", "--lock", lock, "--url", url, "--", "sh", "-c",
+                "touch '" + started + "'; while [ ! -e '" + go + "' ]; do sleep 0.02; done; touch '" + done
+                        + "'; exit 3");
+        awaitFile(started, b);
+        long pid = b.process().pid();
+        long supervisor = supervisorOf(pid);
+        kill("STOP", pid);
+        try {
+            awaitState(pid, 'T');
+            if (endAfterExpiry) {
+                awaitExpired(expiry, lock);
+            }
+            Files.createFile(go);
+            awaitFile(done, null);
+            awaitState(supervisor, 'Z'); // the group ended; baton, stopped, has not collected its status
+            if (!endAfterExpiry) {
+                assertThat(expiry.expired(lock)).as("precondition: the command ended before the server's lease ran"
+                        + " out (a machine too slow for a 3 s lease?)").isFalse();
+                awaitExpired(expiry, lock);
+            }
+        } finally {
+            kill("CONT", pid);
+        }
+        assertThat(b.awaitExit(EXIT_TIMEOUT)).as("stderr: %s", b.err()).isEqualTo(expectedStatus);
+        assertThat(b.errLines()).as("only baton's own lines").allMatch(l -> l.startsWith("baton: "));
+        if (expectedErr.isEmpty()) {
+            assertThat(b.err()).doesNotContain("lost");
+        } else {
+            assertThat(b.err()).contains(expectedErr).contains(lock);
+        }
+    }
+
+    /** The pid of {@code baton run}'s supervisor, a child of the baton JVM {@code pid}. */
+    private static long supervisorOf(long pid) throws IOException {
+        try (var procs = Files.list(Path.of("/proc"))) {
+            for (Path p : (Iterable<Path>) procs::iterator) {
+                String name = p.getFileName().toString();
+                if (!name.chars().allMatch(Character::isDigit)) {
+                    continue;
+                }
+                try {
+                    String stat = Files.readString(p.resolve("stat"));
+                    String[] after = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+                    String cmdline = Files.readString(p.resolve("cmdline"));
+                    if (Long.parseLong(after[1]) == pid && cmdline.startsWith("baton run: supervisor")) {
+                        return Long.parseLong(name);
+                    }
+                } catch (IOException e) {
+                    // gone meanwhile
+                }
+            }
+        }
+        return fail("no supervisor among the children of baton " + pid);
+    }
+
+    private static boolean expiredOnServer(Connection c, String lock) throws SQLException {
+        try (PreparedStatement ps = c.prepareStatement("SELECT expires_at <= now() FROM baton_locks WHERE name = ?")) {
+            ps.setString(1, lock);
+            try (var rs = ps.executeQuery()) {
+                assertThat(rs.next()).as("the row of '%s'", lock).isTrue();
+                return rs.getBoolean(1);
+            }
+        }
+    }
+
+    private static void awaitExpired(Expiry expiry, String lock) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (!expiry.expired(lock)) {
+            if (System.nanoTime() > deadline) {
+                fail("the lease of '" + lock + "' did not expire on the server within 20 s");
+            }
+            Thread.sleep(50);
+        }
     }
 
     /** SIGSTOP for three lease times (500 ms), then SIGCONT. */
