@@ -4,14 +4,13 @@ import dev.baton.Lease;
 import dev.baton.LockClient;
 import dev.baton.faultproxy.FaultProxy;
 import dev.baton.redis.RedisLocks;
+import dev.baton.testkit.OwnSentinels;
 import dev.baton.testkit.OwnServer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -20,12 +19,14 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 
+import static dev.baton.testkit.OwnSentinels.redisCli;
+import static dev.baton.testkit.OwnSentinels.replicationField;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
  * The positive control of the failover checks on Redis Sentinel: a Sentinel deployment of the test's own (primary,
- * replica, three Sentinels, each an {@link OwnServer}) fails over while the primary holds a grant its replica never
+ * replica, each an {@link OwnServer}, and {@link OwnSentinels}) fails over while the primary holds a grant its replica never
  * got, and the checker's analysis of what two clients lived through must FAIL without {@code WAIT} and PASS with
  * {@code requireReplicas=1} — every run, not most.
  *
@@ -72,9 +73,9 @@ class SentinelFailoverControlIT {
              FaultProxy link = new FaultProxy("127.0.0.1", primary.port());
              OwnServer replica = OwnServer.start(OwnServer.Engine.REDIS, "--replicaof", "127.0.0.1",
                      Integer.toString(link.port()));
-             Sentinels sentinels = new Sentinels(primary.port())) {
-            String url = "redis-sentinel://" + sentinels.hosts() + "/0" + query + "#" + MASTER;
-            await().atMost(Duration.ofSeconds(60)).until(() -> cli(primary.port(), "info", "replication")
+             OwnSentinels sentinels = OwnSentinels.watch(MASTER, primary.port())) {
+            String url = sentinels.url(query);
+            await().atMost(Duration.ofSeconds(60)).until(() -> redisCli(primary.port(), "info", "replication")
                     .contains("state=online") && sentinels.ready(replica.port()));
             long runStart = System.nanoTime();
             EventLog logA = new EventLog(dir.resolve("w0.0.jsonl"));
@@ -91,8 +92,8 @@ class SentinelFailoverControlIT {
                          .clientIdPrefix("w1.0").build()) {
                 // a grant the replica has (acknowledged, or seen in its offset): the failover must keep it
                 Lease kept = acquire(a, logA, "a0", "lock-0").orElseThrow();
-                long written = offset(primary.port(), "master_repl_offset");
-                await().atMost(Duration.ofSeconds(30)).until(() -> offset(replica.port(), "slave_repl_offset") >= written);
+                long written = replicationField(primary.port(), "master_repl_offset");
+                await().atMost(Duration.ofSeconds(30)).until(() -> replicationField(replica.port(), "slave_repl_offset") >= written);
                 holder = kept.holderId();
                 token = kept.fencingToken();
                 // the fault begins: from here on the replica gets nothing
@@ -101,12 +102,12 @@ class SentinelFailoverControlIT {
                 Optional<Lease> lost = acquire(a, logA, "a1", "lock-1");
                 lostGrant = lost.map(l -> "token " + l.fencingToken()).orElse("refused");
                 primary.crash();
-                await().atMost(Duration.ofSeconds(60)).until(() -> sentinels.master().equals(Optional.of(replica.port()))
-                        && cli(replica.port(), "role").startsWith("master"));
+                await().atMost(Duration.ofSeconds(60)).until(() -> sentinels.primaryPort().equals(Optional.of(replica.port()))
+                        && redisCli(replica.port(), "role").startsWith("master"));
                 // the old primary back, empty, as the new one's replica (what the failover fault does)
                 primary.start();
-                cli(primary.port(), "replicaof", "127.0.0.1", Integer.toString(replica.port()));
-                await().atMost(Duration.ofSeconds(60)).until(() -> cli(replica.port(), "info", "replication")
+                redisCli(primary.port(), "replicaof", "127.0.0.1", Integer.toString(replica.port()));
+                await().atMost(Duration.ofSeconds(60)).until(() -> redisCli(replica.port(), "info", "replication")
                         .contains("state=online"));
                 whole = System.nanoTime();
                 Lease second = acquire(b, logB, "b0", "lock-1").orElseThrow();
@@ -186,84 +187,5 @@ class SentinelFailoverControlIT {
         p.exited = ended;
         p.endCause = "stopped at the end";
         return p;
-    }
-
-    /** A replication offset ({@code INFO replication}'s field {@code name}), or -1 if the server does not say. */
-    private static long offset(int port, String name) throws IOException, InterruptedException {
-        for (String line : cli(port, "info", "replication").split("\\R")) {
-            if (line.startsWith(name + ":")) {
-                return Long.parseLong(line.substring(name.length() + 1).strip());
-            }
-        }
-        return -1;
-    }
-
-    /** {@code redis-cli} to a server of this test (its output through a file, as every server command here). */
-    static String cli(int port, String... args) throws IOException, InterruptedException {
-        List<String> cmd = new ArrayList<>(List.of("redis-cli", "--raw", "-h", "127.0.0.1", "-p", Integer.toString(port)));
-        cmd.addAll(List.of(args));
-        Path out = Files.createTempFile("baton-control-cli", ".out");
-        try {
-            Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(out.toFile()).start();
-            if (!p.waitFor(10, TimeUnit.SECONDS)) {
-                p.destroyForcibly();
-                return "";
-            }
-            return Files.readString(out, StandardCharsets.UTF_8);
-        } finally {
-            Files.deleteIfExists(out);
-        }
-    }
-
-    /** Three own Sentinels watching the primary: quorum 2, down after 500 ms, no config fix-ups within the test. */
-    private static final class Sentinels implements AutoCloseable {
-        private final List<OwnServer> nodes = new ArrayList<>();
-
-        Sentinels(int primaryPort) {
-            try {
-                for (int i = 0; i < 3; i++) {
-                    nodes.add(OwnServer.start(OwnServer.Engine.SENTINEL,
-                            "--sentinel", "monitor", MASTER, "127.0.0.1", Integer.toString(primaryPort), "2",
-                            "--sentinel", "down-after-milliseconds", MASTER, "500",
-                            // a replica that replicates through the proxy is left so (Sentinel re-points a replica
-                            // with another master address only after the failover timeout)
-                            "--sentinel", "failover-timeout", MASTER, "120000"));
-                }
-            } catch (RuntimeException | Error e) {
-                close();
-                throw e;
-            }
-        }
-
-        String hosts() {
-            return String.join(",", nodes.stream().map(n -> "127.0.0.1:" + n.port()).toList());
-        }
-
-        /** Every Sentinel knows the replica and the other two (a quorum, and a majority to authorise a failover). */
-        boolean ready(int replicaPort) throws IOException, InterruptedException {
-            for (OwnServer s : nodes) {
-                if (!cli(s.port(), "sentinel", "ckquorum", MASTER).startsWith("OK 3 usable")
-                        || !cli(s.port(), "sentinel", "replicas", MASTER).contains(Integer.toString(replicaPort))) {
-                    return false;
-                }
-            }
-            return true;
-        }
-
-        /** The primary's port as the first Sentinel that answers names it. */
-        Optional<Integer> master() throws IOException, InterruptedException {
-            for (OwnServer s : nodes) {
-                String[] hp = cli(s.port(), "sentinel", "get-master-addr-by-name", MASTER).strip().split("\\R");
-                if (hp.length == 2) {
-                    return Optional.of(Integer.parseInt(hp[1].strip()));
-                }
-            }
-            return Optional.empty();
-        }
-
-        @Override
-        public void close() {
-            nodes.forEach(OwnServer::close);
-        }
     }
 }
