@@ -54,6 +54,11 @@ public final class OwnSentinels implements AutoCloseable {
                 + "/0" + query + "#" + master;
     }
 
+    /** The Sentinels' ports. */
+    public List<Integer> ports() {
+        return nodes.stream().map(OwnServer::port).toList();
+    }
+
     /** Whether every Sentinel knows the replica on {@code replicaPort} and the other two (a quorum, and a majority). */
     public boolean ready(int replicaPort) {
         for (OwnServer s : nodes) {
