@@ -413,7 +413,16 @@ final class Failover {
         List<String> cmd = new ArrayList<>(List.of("redis-cli", "--raw", "-h", sentinel.getHostString(), "-p",
                 Integer.toString(sentinel.getPort())));
         cmd.addAll(List.of(args));
-        String out = exec(cmd, Map.of());
+        String out;
+        try {
+            out = exec(cmd, Map.of());
+        } catch (IOException e) {
+            // a redis-cli that exits non-zero on an error reply
+            if (password == null || !String.valueOf(e.getMessage()).contains("NOAUTH")) {
+                throw e;
+            }
+            return redisCli(sentinel, args);
+        }
         return out.startsWith("NOAUTH") && password != null ? redisCli(sentinel, args) : out;
     }
 
