@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Test servers of their own: a PostgreSQL, MariaDB, Redis or ZooKeeper server on a free port of its own with its
+# Test servers of their own: a PostgreSQL, MariaDB, Redis, Redis Sentinel or ZooKeeper server on a free port of its own with its
 # data in a directory of its own, for the tests (and checker runs) that restart, kill, pause, reconfigure or flush
 # a server. It never touches the servers of scripts/start-servers.sh. The test kit's OwnServer runs this script.
 #
 #   own-server.sh start ENGINE DIR [OPTION...]  create DIR's server on first use (ENGINE: postgresql, mariadb, redis,
-#                                               zookeeper; OPTIONs are the engine's, see below), start it, print
+#                                               sentinel, zookeeper; OPTIONs are the engine's, see below), start it, print
 #                                               "port N" (and "jmx-port N" for ZooKeeper); on a later start, the
 #                                               same port, data and options
 #   own-server.sh stop DIR                      a clean stop; the data stays
@@ -13,7 +13,8 @@
 #
 # OPTIONs: PostgreSQL `-c name=value` pairs (written to its postgresql.conf); MariaDB mariadbd options
 # (`--innodb-flush-log-at-trx-commit=0`); Redis redis-server options (`--maxmemory-policy allkeys-lru`, written to
-# its redis.conf); ZooKeeper `key=value` lines of zoo.cfg.
+# its redis.conf); Sentinel the same, its `sentinel` directives among them (`--sentinel monitor NAME 127.0.0.1 PORT 2`,
+# run with redis-server --sentinel, which rewrites the file); ZooKeeper `key=value` lines of zoo.cfg.
 # DIR's owner: if BATON_OWNER_PID is set, a later `start` of any own server destroys this one once that process is
 # gone (a test JVM killed before it could stop its servers leaves none behind for long).
 set -euo pipefail
@@ -96,9 +97,10 @@ create() {
       chown mysql "$dir"
       mariadb-install-db --no-defaults --datadir="$dir/data" --user=mysql --auth-root-authentication-method=normal \
         --skip-test-db >"$dir/install.log" 2>&1 || { cat "$dir/install.log" >&2; return 1; } ;;
-    redis)
+    redis|sentinel)
       {
-        echo "bind 127.0.0.1"; echo "port $port"; echo "save \"\""; echo "appendonly no"; echo "daemonize no"
+        echo "bind 127.0.0.1"; echo "port $port"; echo "daemonize no"
+        if [ "$engine" = redis ]; then echo "save \"\""; echo "appendonly no"; fi
         echo "dir $dir"; echo "logfile $dir/redis.log"
         local line=
         for a in "$@"; do
@@ -117,7 +119,7 @@ create() {
         echo "maxClientCnxns=0"; echo "admin.enableServer=false"; echo "4lw.commands.whitelist=*"
         printf '%s\n' "$@"
       } > "$dir/zoo.cfg" ;;
-    *) log "unknown engine '$engine' (postgresql, mariadb, redis, zookeeper)"; return 64 ;;
+    *) log "unknown engine '$engine' (postgresql, mariadb, redis, sentinel, zookeeper)"; return 64 ;;
   esac
 }
 
@@ -141,6 +143,9 @@ start() {
     redis)
       detached_bg "$dir/redis.out" "$dir/pid" redis-server "$dir/redis.conf"
       wait_port Redis "$port" "$(cat "$dir/pid")" || { tail -20 "$dir/redis.log" >&2; return 1; } ;;
+    sentinel)
+      detached_bg "$dir/redis.out" "$dir/pid" redis-server "$dir/redis.conf" --sentinel
+      wait_port "Redis Sentinel" "$port" "$(cat "$dir/pid")" || { tail -20 "$dir/redis.log" >&2; return 1; } ;;
     zookeeper)
       local cp=/var/lib/baton-zookeeper/classpath.txt jmx; jmx=$(cat "$dir/jmx-port")
       zookeeper_classpath "$cp"

@@ -18,6 +18,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
@@ -46,13 +47,19 @@ import java.util.regex.Pattern;
  * staying up (and reachable by its clients) until the Sentinels make it a replica of the promoted one; it ends when
  * the new primary has it online as a replica.
  * Every node must be a process of this host that this user can see (root, or the servers' user). Each restarted
- * server runs in a session of its own, reading nothing.
+ * server runs in a session of its own, reading nothing. The URL's credentials reach the servers as the clients'
+ * do: Redis, the user-info ({@code redis-sentinel://[user:]password@…}) for the primary and its replicas, a Sentinel
+ * asked again with it only if it answers {@code NOAUTH}; PostgreSQL, the {@code user} and {@code password}
+ * parameters, for the JDBC connections and {@code pg_basebackup}. A password goes to {@code redis-cli} and
+ * {@code pg_basebackup} in their environment ({@code REDISCLI_AUTH}, {@code PGPASSWORD}), never on a command line,
+ * so no message that quotes a failed command shows it.
  */
 final class Failover {
     /** How long each step (an election, a promotion, a re-created node) may take. */
     static final Duration TIMEOUT = Duration.ofSeconds(90);
     private static final Pattern HOSTS = Pattern.compile("(?i)(?:jdbc:)?(zookeeper|redis-sentinel|postgresql)://"
-            + "(?:[^@/]*@)?([^/?#]+)([^#]*)(?:#(.*))?");
+            + "(?:([^/?#]*)@)?([^/?#@]+)([^#]*)(?:#(.*))?");
+    private static final Pattern PASSWORD_PARAMETER = Pattern.compile("(?i)[?&]password=([^&]*)");
 
     /** The kinds of deployment the checker can fail over. */
     enum Deployment { ZOOKEEPER, REDIS_SENTINEL, POSTGRESQL }
@@ -67,12 +74,23 @@ final class Failover {
     private final String rest;
     /** Redis: the master's name in the Sentinels. */
     private final String master;
+    /** Redis: the ACL user of the URL's user-info ({@code user:password@}), or null. */
+    private final String redisUser;
+    /**
+     * The URL's password, percent-decoded, or null: Redis, its user-info (Lettuce's password for the primary and its
+     * replicas); PostgreSQL, its {@code password} parameter. Given to the commands in their environment only
+     * ({@code REDISCLI_AUTH}, {@code PGPASSWORD}), never on a command line or in a message.
+     */
+    private final String password;
 
-    private Failover(Deployment deployment, List<InetSocketAddress> nodes, String rest, String master) {
+    private Failover(Deployment deployment, List<InetSocketAddress> nodes, String rest, String master,
+                     String redisUser, String password) {
         this.deployment = deployment;
         this.nodes = nodes;
         this.rest = rest;
         this.master = master;
+        this.redisUser = redisUser;
+        this.password = password;
     }
 
     /**
@@ -100,7 +118,7 @@ final class Failover {
             case POSTGRESQL -> 5432;
         };
         List<InetSocketAddress> nodes = new ArrayList<>();
-        for (String hp : m.group(2).split(",")) {
+        for (String hp : m.group(3).split(",")) {
             int colon = hp.lastIndexOf(':');
             String host = colon > 0 ? hp.substring(0, colon) : hp;
             int port = colon > 0 ? Integer.parseInt(hp.substring(colon + 1)) : defaultPort;
@@ -115,11 +133,24 @@ final class Failover {
             throw new IllegalArgumentException("--faults failover: '" + url + "' names one server; a failover needs"
                     + " the URL of every server of the deployment");
         }
-        if (d == Deployment.REDIS_SENTINEL && (m.group(4) == null || m.group(4).isEmpty())) {
+        if (d == Deployment.REDIS_SENTINEL && (m.group(5) == null || m.group(5).isEmpty())) {
             throw new IllegalArgumentException("--faults failover: '" + url + "' names no master (#name)");
         }
-        String rest = m.group(3).replaceAll("(?i)([?&])targetServerType=[^&]*&?", "$1").replaceAll("[?&]$", "");
-        return new Failover(d, List.copyOf(nodes), rest, m.group(4));
+        String rest = m.group(4).replaceAll("(?i)([?&])targetServerType=[^&]*&?", "$1").replaceAll("[?&]$", "");
+        String user = null;
+        String password = null;
+        if (d == Deployment.REDIS_SENTINEL && m.group(2) != null && !m.group(2).isEmpty()) {
+            // Lettuce: user-info "password" or "user:password"
+            String userInfo = m.group(2);
+            int colon = userInfo.indexOf(':');
+            user = colon > 0 ? decoded(userInfo.substring(0, colon)) : null;
+            password = decoded(colon >= 0 ? userInfo.substring(colon + 1) : userInfo);
+        } else if (d == Deployment.POSTGRESQL) {
+            Matcher p = PASSWORD_PARAMETER.matcher(rest);
+            password = p.find() ? decoded(p.group(1)) : null;
+        }
+        return new Failover(d, List.copyOf(nodes), rest, m.group(5), user,
+                password == null || password.isEmpty() ? null : password);
     }
 
     /** For the report: what the failover does. */
@@ -193,7 +224,7 @@ final class Failover {
         IOException last = null;
         for (InetSocketAddress s : nodes) {
             try {
-                redisCli(s, "sentinel", "failover", master);
+                sentinelCli(s, "sentinel", "failover", master);
                 last = null;
                 break;
             } catch (IOException e) {
@@ -349,7 +380,7 @@ final class Failover {
     private Optional<InetSocketAddress> sentinelMaster() throws InterruptedException {
         for (InetSocketAddress s : nodes) {
             try {
-                String[] hp = redisCli(s, "sentinel", "get-master-addr-by-name", master).strip().split("\\R");
+                String[] hp = sentinelCli(s, "sentinel", "get-master-addr-by-name", master).strip().split("\\R");
                 if (hp.length == 2) {
                     return Optional.of(new InetSocketAddress(hp[0].strip(), Integer.parseInt(hp[1].strip())));
                 }
@@ -361,7 +392,7 @@ final class Failover {
     }
 
     /** What the server answers, or nothing if it does not (yet). */
-    private static String answer(InetSocketAddress node, String... args) throws InterruptedException {
+    private String answer(InetSocketAddress node, String... args) throws InterruptedException {
         try {
             return redisCli(node, args);
         } catch (IOException e) {
@@ -369,11 +400,60 @@ final class Failover {
         }
     }
 
-    private static String redisCli(InetSocketAddress node, String... args) throws IOException, InterruptedException {
+    /** A command to a Redis primary or replica, with the URL's credentials. */
+    private String redisCli(InetSocketAddress node, String... args) throws IOException, InterruptedException {
+        return exec(redisCliCommand(node, args), redisEnvironment());
+    }
+
+    /**
+     * A command to a Sentinel: without credentials (Lettuce gives the URL's to the primary and replicas), and with
+     * them again if this Sentinel asks for a password ({@code NOAUTH}).
+     */
+    private String sentinelCli(InetSocketAddress sentinel, String... args) throws IOException, InterruptedException {
+        List<String> cmd = new ArrayList<>(List.of("redis-cli", "--raw", "-h", sentinel.getHostString(), "-p",
+                Integer.toString(sentinel.getPort())));
+        cmd.addAll(List.of(args));
+        String out;
+        try {
+            out = exec(cmd, Map.of());
+        } catch (IOException e) {
+            // a redis-cli that exits non-zero on an error reply
+            if (password == null || !String.valueOf(e.getMessage()).contains("NOAUTH")) {
+                throw e;
+            }
+            return redisCli(sentinel, args);
+        }
+        return out.startsWith("NOAUTH") && password != null ? redisCli(sentinel, args) : out;
+    }
+
+    /** The environment of {@code redis-cli} for the primary and replicas: the URL's password, if any. */
+    Map<String, String> redisEnvironment() {
+        return deployment == Deployment.REDIS_SENTINEL && password != null ? Map.of("REDISCLI_AUTH", password)
+                : Map.of();
+    }
+
+    /** The environment of {@code pg_basebackup}: the URL's password, if any. */
+    Map<String, String> postgresEnvironment() {
+        return deployment == Deployment.POSTGRESQL && password != null ? Map.of("PGPASSWORD", password) : Map.of();
+    }
+
+    /** The {@code redis-cli} command line for a primary or replica: the URL's user, never its password. */
+    List<String> redisCliCommand(InetSocketAddress node, String... args) {
         List<String> cmd = new ArrayList<>(List.of("redis-cli", "--raw", "-h", node.getHostString(), "-p",
                 Integer.toString(node.getPort())));
+        if (redisUser != null) {
+            cmd.addAll(List.of("--user", redisUser));
+        }
         cmd.addAll(List.of(args));
-        return exec(cmd, null);
+        return cmd;
+    }
+
+    private static String decoded(String s) {
+        try {
+            return java.net.URLDecoder.decode(s.replace("+", "%2B"), StandardCharsets.UTF_8);
+        } catch (IllegalArgumentException e) {
+            return s; // not percent-encoded after all
+        }
     }
 
     // ---- PostgreSQL
@@ -392,9 +472,9 @@ final class Failover {
         }
         long killed = System.nanoTime();
         exec(asOwner(owner, pgBin.resolve("pg_ctl").toString(), "-D", dataDir.toString(), "-m", "immediate", "-w",
-                "stop"), null);
+                "stop"), Map.of());
         exec(asOwner(Files.getOwner(s.directory()).getName(), pgBin.resolve("pg_ctl").toString(), "-D",
-                s.directory().toString(), "-w", "-t", Long.toString(TIMEOUT.toSeconds()), "promote"), null);
+                s.directory().toString(), "-w", "-t", Long.toString(TIMEOUT.toSeconds()), "promote"), Map.of());
         long deadline = System.nanoTime() + TIMEOUT.toNanos();
         while (!inRecovery(standby).map(r -> !r).orElse(false)) {
             deadlineCheck(deadline, "the standby " + standby + " was not promoted");
@@ -402,14 +482,14 @@ final class Failover {
         }
         long serving = System.nanoTime();
         // the old primary, re-created as a standby of the new one
-        exec(asOwner(owner, "sh", "-c", "rm -rf \"$0\"/* \"$0\"/.[!.]*", dataDir.toString()), null);
+        exec(asOwner(owner, "sh", "-c", "rm -rf \"$0\"/* \"$0\"/.[!.]*", dataDir.toString()), Map.of());
         Path log = dataDir.getParent().resolve("postgres-" + primary.getPort() + ".log");
         exec(asOwner(owner, pgBin.resolve("pg_basebackup").toString(), "-h", standby.getHostString(), "-p",
                 Integer.toString(standby.getPort()), "-U", user(), "-D", dataDir.toString(), "-R", "-X", "stream",
-                "-c", "fast"), null);
+                "-c", "fast"), postgresEnvironment());
         exec(asOwner(owner, "setsid", pgBin.resolve("pg_ctl").toString(), "-D", dataDir.toString(), "-l",
                 Files.isWritable(log.getParent()) ? log.toString() : "/dev/null", "-o", "-p " + primary.getPort(), "-w",
-                "-t", Long.toString(TIMEOUT.toSeconds()), "start"), null);
+                "-t", Long.toString(TIMEOUT.toSeconds()), "start"), Map.of());
         deadline = System.nanoTime() + TIMEOUT.toNanos();
         while (!streaming(standby)) {
             deadlineCheck(deadline, "the re-created standby " + primary + " does not stream from " + standby);
@@ -515,14 +595,13 @@ final class Failover {
     }
 
     /** Runs a command to its end (output to a file, never a pipe a server started by it could keep open). */
-    private static String exec(List<String> cmd, String redisAuth) throws IOException, InterruptedException {
+    private static String exec(List<String> cmd, Map<String, String> environment)
+            throws IOException, InterruptedException {
         Path out = Files.createTempFile("baton-check-failover", ".log");
         try {
             ProcessBuilder pb = new ProcessBuilder(new ArrayList<>(cmd)).redirectErrorStream(true)
                     .redirectOutput(out.toFile()).redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")));
-            if (redisAuth != null) {
-                pb.environment().put("REDISCLI_AUTH", redisAuth);
-            }
+            pb.environment().putAll(environment);
             Process p = pb.start();
             if (!p.waitFor(TIMEOUT.toSeconds(), TimeUnit.SECONDS)) {
                 p.destroyForcibly();

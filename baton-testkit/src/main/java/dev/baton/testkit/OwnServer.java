@@ -12,7 +12,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A test server of its own: PostgreSQL, MariaDB, Redis or ZooKeeper on a free port of its own with its data in a
+ * A test server of its own: PostgreSQL, MariaDB, Redis, Redis Sentinel or ZooKeeper on a free port of its own with its data in a
  * directory of its own, for every test that restarts, kills, pauses, reconfigures or flushes a server. The servers
  * of {@link TestServers#START_SCRIPT} (the ones a developer already runs) are never touched.
  *
@@ -41,6 +41,11 @@ public final class OwnServer implements AutoCloseable {
         MARIADB,
         /** Options: {@code redis-server} options ({@code "--maxmemory-policy", "allkeys-lru"}), as in its config file. */
         REDIS,
+        /**
+         * A Redis Sentinel. Options as for {@link #REDIS}, its {@code sentinel} directives among them
+         * ({@code "--sentinel", "monitor", "mymaster", "127.0.0.1", "6390", "2"}).
+         */
+        SENTINEL,
         /** Options: {@code key=value} lines of its {@code zoo.cfg}. */
         ZOOKEEPER
     }
@@ -111,13 +116,16 @@ public final class OwnServer implements AutoCloseable {
 
     /**
      * The URL Baton's CLI and checker take for this server: {@code jdbc:postgresql://127.0.0.1:P/test?user=postgres},
-     * {@code jdbc:mariadb://127.0.0.1:P/test?user=root}, {@code redis://127.0.0.1:P} or {@code zookeeper://127.0.0.1:P}.
+     * {@code jdbc:mariadb://127.0.0.1:P/test?user=root}, {@code redis://127.0.0.1:P},
+     * {@code redis-sentinel://127.0.0.1:P} (to which a Sentinel URL adds the other Sentinels and {@code #master}) or
+     * {@code zookeeper://127.0.0.1:P}.
      */
     public String url() {
         return switch (engine) {
             case POSTGRESQL -> "jdbc:postgresql://127.0.0.1:" + port + "/test?user=postgres";
             case MARIADB -> "jdbc:mariadb://127.0.0.1:" + port + "/test?user=root";
             case REDIS -> "redis://127.0.0.1:" + port;
+            case SENTINEL -> "redis-sentinel://127.0.0.1:" + port;
             case ZOOKEEPER -> "zookeeper://127.0.0.1:" + port;
         };
     }

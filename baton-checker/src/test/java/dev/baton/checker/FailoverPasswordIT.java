@@ -1,0 +1,42 @@
+package dev.baton.checker;
+
+import dev.baton.testkit.OwnSentinels;
+import dev.baton.testkit.OwnServer;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+
+import static dev.baton.testkit.OwnSentinels.redisCli;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The {@code failover} fault on a Redis Sentinel deployment that asks for a password (of the test's own: primary and
+ * replica with {@code requirepass}, Sentinels with {@code auth-pass}), through a URL that carries it: the fault finds
+ * the primary's config file, kills it, and brings it back as the promoted replica's replica.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class FailoverPasswordIT {
+    @Test
+    void theFailoverFaultTalksToPasswordProtectedRedisWithTheUrlsPassword() throws Exception {
+        try (OwnServer primary = OwnServer.start(OwnServer.Engine.REDIS, "--requirepass", "s3cret", "--masterauth",
+                "s3cret");
+             OwnServer replica = OwnServer.start(OwnServer.Engine.REDIS, "--requirepass", "s3cret", "--masterauth",
+                     "s3cret", "--replicaof", "127.0.0.1", Integer.toString(primary.port()));
+             OwnSentinels sentinels = OwnSentinels.watch("secured", primary.port())) {
+            for (int port : sentinels.ports()) {
+                assertThat(redisCli(port, "sentinel", "set", "secured", "auth-pass", "s3cret")).startsWith("OK");
+            }
+            String url = sentinels.url("").replace("redis-sentinel://", "redis-sentinel://s3cret@");
+            await().atMost(Duration.ofSeconds(60)).until(() -> sentinels.ready(replica.port()));
+            Failover failover = Failover.of(url);
+            failover.requireProcesses();
+            Failover.Outcome o = failover.prepare().run();
+            assertThat(o.description()).contains("back as its replica").doesNotContain("s3cret");
+            // the old primary, started again by the fault rather than by the test kit: stopped here
+            ListeningProcess.of(primary.port()).ifPresent(p -> p.handle().destroyForcibly());
+        }
+    }
+}
