@@ -140,14 +140,12 @@ final class Failover {
         String user = null;
         String password = null;
         if (d == Deployment.REDIS_SENTINEL && m.group(2) != null && !m.group(2).isEmpty()) {
-            // Lettuce: user-info "password" or "user:password"
-            String userInfo = m.group(2);
-            int colon = userInfo.indexOf(':');
-            user = colon > 0 ? decoded(userInfo.substring(0, colon)) : null;
-            password = decoded(colon >= 0 ? userInfo.substring(colon + 1) : userInfo);
+            RedisUserInfo credentials = RedisUserInfo.parse(m.group(2));
+            user = credentials.user();
+            password = credentials.password();
         } else if (d == Deployment.POSTGRESQL) {
             Matcher p = PASSWORD_PARAMETER.matcher(rest);
-            password = p.find() ? decoded(p.group(1)) : null;
+            password = p.find() ? RedisUserInfo.decoded(p.group(1)) : null;
         }
         return new Failover(d, List.copyOf(nodes), rest, m.group(5), user,
                 password == null || password.isEmpty() ? null : password);
@@ -446,14 +444,6 @@ final class Failover {
         }
         cmd.addAll(List.of(args));
         return cmd;
-    }
-
-    private static String decoded(String s) {
-        try {
-            return java.net.URLDecoder.decode(s.replace("+", "%2B"), StandardCharsets.UTF_8);
-        } catch (IllegalArgumentException e) {
-            return s; // not percent-encoded after all
-        }
     }
 
     // ---- PostgreSQL

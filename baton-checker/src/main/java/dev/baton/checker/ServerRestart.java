@@ -11,6 +11,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
@@ -63,13 +64,13 @@ final class ServerRestart {
 
     private final Server server;
     private final InetSocketAddress address;
-    /** Redis only: the password of the URL ({@code redis://[user]:password@host}), for {@code redis-cli}, or null. */
-    private final String redisPassword;
+    /** Redis only: the URL's user and password ({@code redis://[[user]:]password@host}), for {@code redis-cli}. */
+    private final RedisUserInfo redisUser;
 
-    private ServerRestart(Server server, InetSocketAddress address, String redisPassword) {
+    private ServerRestart(Server server, InetSocketAddress address, RedisUserInfo redisUser) {
         this.server = server;
         this.address = address;
-        this.redisPassword = redisPassword;
+        this.redisUser = redisUser;
     }
 
     /**
@@ -98,8 +99,6 @@ final class ServerRestart {
         };
         int port = m.group(4) != null ? Integer.parseInt(m.group(4)) : server.defaultPort;
         String host = m.group(3);
-        String userInfo = m.group(2);
-        String password = userInfo != null && userInfo.contains(":") ? userInfo.substring(userInfo.indexOf(':') + 1) : null;
         try {
             if (!InetAddress.getByName(host).isLoopbackAddress()) {
                 throw new IllegalArgumentException("--faults restart: '" + host + "' is not this host; the checker"
@@ -109,7 +108,7 @@ final class ServerRestart {
             throw new IllegalArgumentException("--faults restart: unknown host '" + host + "'", e);
         }
         return new ServerRestart(server, new InetSocketAddress(host, port),
-                server == Server.REDIS && password != null && !password.isEmpty() ? password : null);
+                server == Server.REDIS ? RedisUserInfo.parse(m.group(2)) : RedisUserInfo.NONE);
     }
 
     /** For the report: what the restart does. */
@@ -179,7 +178,7 @@ final class ServerRestart {
             }
             case REDIS -> {
                 List<String> again = redisCommandLine(p);
-                exec(redisCli("shutdown", "nosave"), true, redisPassword);
+                exec(redisCli("shutdown", "nosave"), true, redisUser.password());
                 awaitExit(p, deadline);
                 startAgain(again, p.directory(), null);
             }
@@ -210,9 +209,13 @@ final class ServerRestart {
         }
     }
 
-    private List<String> redisCli(String... args) {
+    /** The {@code redis-cli} command line for this server: the URL's user, never its password. */
+    List<String> redisCli(String... args) {
         List<String> cmd = new ArrayList<>(List.of("redis-cli", "-h", address.getHostString(), "-p",
                 Integer.toString(address.getPort())));
+        if (redisUser.user() != null) {
+            cmd.addAll(List.of("--user", redisUser.user()));
+        }
         cmd.addAll(List.of(args));
         return cmd;
     }
@@ -281,8 +284,13 @@ final class ServerRestart {
                 .start();
     }
 
+    /** The environment of {@code redis-cli}: the URL's password, if any. */
+    Map<String, String> redisEnvironment() {
+        return redisUser.password() != null ? Map.of("REDISCLI_AUTH", redisUser.password()) : Map.of();
+    }
+
     private String execOutput(List<String> cmd) throws IOException, InterruptedException {
-        return exec(cmd, false, redisPassword);
+        return exec(cmd, false, redisUser.password());
     }
 
     /**
