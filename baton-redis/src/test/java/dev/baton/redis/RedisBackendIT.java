@@ -281,7 +281,7 @@ class RedisBackendIT {
         RedisKeys.Lock keys = RedisKeys.Lock.of(RedisFixture.PREFIX, name);
         try (LockClient a = direct(Duration.ofSeconds(5), Duration.ofMillis(100))) {
             String connection = RedisLockBackend.connectionName(a.clientId());
-            redisCli("client", "pause", "3000", "WRITE");
+            redisCli("client", "pause", "10000", "WRITE"); // ended by the unpause below: long only for a slow thread start
             AtomicReference<Throwable> thrown = new AtomicReference<>();
             Thread t = new Thread(() -> {
                 try {
@@ -292,7 +292,7 @@ class RedisBackendIT {
             });
             try {
                 t.start();
-                String id = await().atMost(Duration.ofSeconds(2)).until(() -> pausedScript(connection), v -> v != null);
+                String id = await().atMost(Duration.ofSeconds(8)).until(() -> pausedScript(connection), v -> v != null);
                 fixture.admin().clientKill(io.lettuce.core.KillArgs.Builder.id(Long.parseLong(id)));
             } finally {
                 redisCli("client", "unpause");
@@ -331,11 +331,11 @@ class RedisBackendIT {
                     flag.set(Thread.currentThread().isInterrupted());
                 }
             });
-            redisCli("client", "pause", "3000", "WRITE");
+            redisCli("client", "pause", "10000", "WRITE"); // ended by the unpause below: long only for a slow thread start
             try {
                 t.start();
                 String connection = RedisLockBackend.connectionName(w.clientId());
-                await().atMost(Duration.ofSeconds(2)).until(() -> pausedScript(connection), v -> v != null);
+                await().atMost(Duration.ofSeconds(8)).until(() -> pausedScript(connection), v -> v != null);
                 t.interrupt();
             } finally {
                 redisCli("client", "unpause");
