@@ -316,7 +316,9 @@ public abstract class ExclusionContract extends ContractBase {
             t.join(40_000);
             assertThat(acquiredAt.get()).as("waiter acquired").isNotNull();
             long ms = TimeUnit.NANOSECONDS.toMillis(acquiredAt.get() - released);
-            long bound = notifies ? 1000 : pollCap.toMillis() + 1000;
+            // the wake-up itself (a notification, or a poll within the 200 ms cap) plus 2.5 s for a busy machine's
+            // scheduling and round trips, which are not part of the mechanism
+            long bound = (notifies ? 0 : pollCap.toMillis()) + 2500;
             System.out.printf("[%s] release-to-acquire in another client: %d ms (bound %d ms, %s)%n",
                     fixture.name(), ms, bound, notifies ? "server notification" : "backoff poll");
             assertThat(ms).as("release-to-acquire, ms").isLessThanOrEqualTo(bound);
