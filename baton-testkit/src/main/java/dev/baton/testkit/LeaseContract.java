@@ -88,8 +88,12 @@ public abstract class LeaseContract extends LivenessContract {
                     assertThat(b.lock(name).tryAcquire()).isEmpty();
                     Thread.sleep(200);
                 }
-                assertThat(held.isValid()).isTrue();
+                // a renewal whose answer comes late (new connections after the kill, a busy machine) leaves the lease
+                // past its local deadline for a moment: not a failure by itself, as long as it becomes valid again
+                // without being reported lost (see LivenessContract.renewalKeepsALeaseAliveForFiveTimesItsLeaseTime)
+                await().atMost(lease.multipliedBy(5)).until(() -> held.isValid() || lost.get() > 0);
                 assertThat(lost).hasValue(0);
+                held.checkValid();
             }
             assertThat(b.lock(name).tryAcquire()).isPresent().get().satisfies(Lease::close);
         }
