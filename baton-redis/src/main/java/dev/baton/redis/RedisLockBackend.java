@@ -26,7 +26,8 @@ import io.lettuce.core.ScanArgs;
 import io.lettuce.core.ScanCursor;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.StatefulRedisConnection;
-import io.lettuce.core.api.sync.RedisCommands;
+import io.lettuce.core.LettuceFutures;
+import io.lettuce.core.api.async.RedisAsyncCommands;
 import io.lettuce.core.codec.StringCodec;
 import io.lettuce.core.pubsub.RedisPubSubAdapter;
 import io.lettuce.core.pubsub.StatefulRedisPubSubConnection;
@@ -96,7 +97,7 @@ final class RedisLockBackend implements NotifiesReleases, ConfirmsGrants, ReadWr
     private final String prefix;
     private final String description;
     private final StatefulRedisConnection<String, String> connection;
-    private final RedisCommands<String, String> commands;
+    private final Commands commands;
     private final StatefulRedisPubSubConnection<String, String> pubSub;
     /** Places in line this client keeps on the server, withdrawn at close. */
     private final Set<Place> places = ConcurrentHashMap.newKeySet();
@@ -155,7 +156,7 @@ final class RedisLockBackend implements NotifiesReleases, ConfirmsGrants, ReadWr
             throw e;
         }
         this.connection = c;
-        this.commands = c.sync();
+        this.commands = new Commands(c.async(), commandTimeout);
         this.pubSub = p;
     }
 
@@ -205,8 +206,8 @@ final class RedisLockBackend implements NotifiesReleases, ConfirmsGrants, ReadWr
                     }
                 }
             });
-            pubSub.sync().clientSetname(name);
-            pubSub.sync().psubscribe(RedisKeys.channelPattern(prefix));
+            Commands.await(pubSub.async().clientSetname(name), commandTimeout);
+            Commands.await(pubSub.async().psubscribe(RedisKeys.channelPattern(prefix)), commandTimeout);
             ScheduledExecutorService beat = Executors.newSingleThreadScheduledExecutor(r -> {
                 Thread t = new Thread(r, "baton-redis-places " + clientId);
                 t.setDaemon(true);
@@ -917,6 +918,55 @@ final class RedisLockBackend implements NotifiesReleases, ConfirmsGrants, ReadWr
         } finally {
             // created with resources of its own (a bounded reconnect delay), which its shutdown leaves open
             client.getResources().shutdown(0, 2, TimeUnit.SECONDS);
+        }
+    }
+
+    /**
+     * The few commands sent outside scripts, each waited for as Lettuce's synchronous API waits: at most the
+     * command timeout, then cancelled ({@link io.lettuce.core.RedisCommandTimeoutException}); an interrupt ends
+     * the wait ({@link io.lettuce.core.RedisCommandInterruptedException}, the flag set again); a server error is
+     * thrown as it came. Through the asynchronous API because the synchronous one is slow to build
+     * ({@link AsyncOnlyRedisClient}).
+     */
+    static final class Commands {
+        private final RedisAsyncCommands<String, String> async;
+        private final Duration timeout;
+
+        Commands(RedisAsyncCommands<String, String> async, Duration timeout) {
+            this.async = async;
+            this.timeout = timeout;
+        }
+
+        static <T> T await(RedisFuture<T> future, Duration timeout) {
+            return LettuceFutures.awaitOrCancel(future, timeout.toNanos(), TimeUnit.NANOSECONDS);
+        }
+
+        String clientSetname(String name) {
+            return await(async.clientSetname(name), timeout);
+        }
+
+        String info(String section) {
+            return await(async.info(section), timeout);
+        }
+
+        String get(String key) {
+            return await(async.get(key), timeout);
+        }
+
+        Long pttl(String key) {
+            return await(async.pttl(key), timeout);
+        }
+
+        Double zscore(String key, String member) {
+            return await(async.zscore(key, member), timeout);
+        }
+
+        List<String> time() {
+            return await(async.time(), timeout);
+        }
+
+        KeyScanCursor<String> scan(ScanCursor cursor, ScanArgs args) {
+            return await(async.scan(cursor, args), timeout);
         }
     }
 }

@@ -262,7 +262,8 @@ public final class RedisLocks {
                         .reconnectDelay(Delay.exponential(Duration.ofMillis(1), MAX_RECONNECT_DELAY, 2,
                                 TimeUnit.MILLISECONDS))
                         .build();
-                c = RedisClient.create(resources, uri);
+                // connections without Lettuce's synchronous API, which is slow to build (AsyncOnlyRedisClient)
+                c = new AsyncOnlyRedisClient(resources, uri);
                 c.setOptions(ClientOptions.builder()
                         .autoReconnect(true)
                         .disconnectedBehavior(ClientOptions.DisconnectedBehavior.REJECT_COMMANDS)
