@@ -25,7 +25,8 @@ import java.util.TreeMap;
  *       its lease was lost, nor been faulted, is the holder every sample shows; two attempts that were never
  *       faulted never believe they hold the same lock at once (and in scenarios without pause or partition,
  *       no two attempts ever do). Overlap involving a paused or cut-off holder is information: fencing is
- *       what makes it safe;</li>
+ *       what makes it safe. A lease heard lost stopped counting at its local deadline if that came first
+ *       ({@link Attempt#beliefEnd});</li>
  *   <li>(f) dead places: a lock seen free while a live waiter stood behind the place of a dead worker process is
  *       granted within the strategy's bound plus the scenario's margin.</li>
  * </ul>
@@ -68,6 +69,12 @@ final class Analysis {
         long lostT = Long.MAX_VALUE;
         /** The message of the first lost notice, or null. */
         String lostMsg;
+        /**
+         * The lease's conservative local deadline the first lost notice reported (the worker's {@code nanoTime}, the
+         * event log's time base), or MAX_VALUE if it reported none (an event log from before workers logged it, or a
+         * lease that does not come from Baton's core).
+         */
+        long lostDeadline = Long.MAX_VALUE;
         long procEnd = Long.MAX_VALUE;
         /** The error an acquisition ended in (outcome info), or null. */
         String error;
@@ -80,9 +87,24 @@ final class Analysis {
             return outcome == Outcome.OK;
         }
 
-        /** When this attempt stopped believing it held the lock. */
+        /**
+         * When this attempt stopped believing it held the lock: its release, its process's end, or its lost lease —
+         * the notice, or the lease's local deadline if that passed before it. From the deadline on {@code isValid()}
+         * was false, and the server could not free the lock before it; the notice may come a watchdog tick and a
+         * round trip later (the core renews an overdue lease once before calling it lost).
+         */
         long beliefEnd() {
-            return Math.min(Math.min(releaseT, lostT), procEnd);
+            return Math.min(Math.min(releaseT, lostEnd()), procEnd);
+        }
+
+        /** When the lost lease stopped counting: its notice, or its deadline if that was earlier; else MAX_VALUE. */
+        long lostEnd() {
+            return Math.min(lostT, lostDeadline);
+        }
+
+        /** Whether the lease was lost and its deadline, known, had passed before the notice. */
+        boolean lostAfterDeadline() {
+            return lostT != Long.MAX_VALUE && lostDeadline < lostT;
         }
     }
 
@@ -234,8 +256,10 @@ final class Analysis {
     }
 
     /**
-     * Whether an overlap of beliefs is only the lag of an asynchronous lost notice: the earlier holder's lease ended at
-     * its own local deadline (its renewals failed: the core's watchdog says "no successful renewal before its
+     * For an event log whose lost notices do not carry the lease's deadline (written before workers logged it, or by
+     * a lease not from Baton's core; with the deadline, {@link Attempt#beliefEnd} ends the belief there exactly and
+     * this is not used): whether an overlap of beliefs is only the lag of an asynchronous lost notice: the earlier
+     * holder's lease ended at its own local deadline (its renewals failed: the core's watchdog says "no successful renewal before its
      * deadline"), after which {@code isValid()} was already false; the notice ({@code onLost}, what the worker logs)
      * comes up to one watchdog tick later (the core checks deadlines every lease/20, at least 5 ms and at most
      * 250 ms), plus {@link #NOTICE_SCHEDULING} — and never more than the scenario's margin. The core gives the same

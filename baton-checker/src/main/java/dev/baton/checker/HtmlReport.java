@@ -230,7 +230,9 @@ final class HtmlReport {
                 return;
             }
             long end = finite(a.beliefEnd(), tEnd);
-            String how = a.lostT != Long.MAX_VALUE && a.lostT == a.beliefEnd() ? "told its lease was lost"
+            String how = a.lostAfterDeadline() && a.lostDeadline == a.beliefEnd() ? "its lease's local deadline"
+                    + " passed; told it was lost at " + at(a.lostT) + (a.lostMsg == null ? "" : " (" + a.lostMsg + ")")
+                    : a.lostT != Long.MAX_VALUE && a.lostT == a.beliefEnd() ? "told its lease was lost"
                     + (a.lostMsg == null ? "" : " (" + a.lostMsg + ")")
                     : a.releaseT != Long.MAX_VALUE && a.releaseT == a.beliefEnd() ? "released"
                     : a.beliefEnd() != Long.MAX_VALUE ? "its process ended" : "still held at the end";

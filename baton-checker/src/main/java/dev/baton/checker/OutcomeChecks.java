@@ -19,8 +19,9 @@ import static dev.baton.checker.Findings.ms;
  * holder the backend shows is an attempt that did not report failure and has the token it reported (a session holder
  * is matched to its process's attempts by {@link Timeline#holdUntil}; one seen long after its process died counts
  * under (d)); an unfaulted granted attempt is the holder every sample shows while it believes; and two attempts'
- * beliefs overlap only where a fault that stalls a holder, or a deadline's late lost notice, explains it — such
- * overlaps are counted as information.
+ * beliefs overlap only where a fault that stalls a holder, or (in an event log without the lease's deadline) a
+ * deadline's late lost notice, explains it — such overlaps are counted as information. A lost lease's belief ends at
+ * its local deadline when that passed before the notice ({@link Attempt#beliefEnd}).
  */
 final class OutcomeChecks {
     private final Scenario.Record r;
@@ -160,7 +161,9 @@ final class OutcomeChecks {
                         continue;
                     }
                     boolean explained = faultsThatStall && (faulted(a, from, to) || faulted(b, from, to));
-                    if (!explained && endedByDeadlineNotice(a, to)
+                    // a worker that logged its lease's deadline had its belief ended there already (beliefEnd):
+                    // what overlaps past it is real; the message heuristic is for event logs without the deadline
+                    if (!explained && a.lostDeadline == Long.MAX_VALUE && endedByDeadlineNotice(a, to)
                             && lateDeadlineNotice(a.lostMsg, to - from, spec.leaseTime(), spec.margin())) {
                         lateNotices++;
                         explained = true;
@@ -177,6 +180,7 @@ final class OutcomeChecks {
                 }
             }
         }
+        long pastDeadline = byId.values().stream().filter(a -> a.ok() && a.lostAfterDeadline()).count();
         if (spec.strategy().sessionKillEndsHolds()) {
             checkNotes.put("d", checkNotes.get("d") + "; samples showing a lock held by a dead worker's session "
                     + deadHolders);
@@ -186,7 +190,9 @@ final class OutcomeChecks {
                 + ", unexplained belief overlap " + badOverlaps
                 + (seenFailedCutOff > 0 ? ", failed-seen-as-owner while cut off by the failover (information) "
                 + seenFailedCutOff : "")
-                + (lateNotices > 0 ? ", overlaps ended by a deadline's late lost notice " + lateNotices : ""));
+                + (lateNotices > 0 ? ", overlaps ended by a deadline's late lost notice " + lateNotices : "")
+                + (pastDeadline > 0 ? ", lost notices after the lease's deadline (belief ended at the deadline) "
+                + pastDeadline : ""));
         return new long[] {infoOverlaps, infoMs};
     }
 

@@ -100,6 +100,7 @@ final class Timeline {
                         if (t < a.lostT) {
                             a.lostT = t;
                             a.lostMsg = e.get("msg") instanceof String msg ? msg : null;
+                            a.lostDeadline = e.get("deadline") instanceof Long d ? d : Long.MAX_VALUE;
                         }
                     }
                     default -> {

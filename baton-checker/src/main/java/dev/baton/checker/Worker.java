@@ -3,6 +3,7 @@ package dev.baton.checker;
 import dev.baton.Lease;
 import dev.baton.LockClient;
 import dev.baton.LockTimeoutException;
+import dev.baton.internal.LeaseDeadlines;
 
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -16,14 +17,16 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.OptionalLong;
 import java.util.Random;
 
 /**
  * One worker process. Loops until stopped: pick a lock → acquire (bounded wait) → {@code begin(token)} at
  * the resource → work → read the counter → work (now and then longer than the lease) → write counter + 1 →
  * {@code end} → release. Every call is logged as {@code invoke} then {@code ok}, {@code fail} (it certainly
- * did not happen) or {@code info} (outcome unknown). A lost-lease notice is logged and ends the attempt at its
- * next step; a stale access refused by the resource ends it too.
+ * did not happen) or {@code info} (outcome unknown). A lost-lease notice is logged, with the lease's local deadline
+ * ({@code deadline}, in the log's time base), and ends the attempt at its next step; a stale access refused by the
+ * resource ends it too.
  *
  * <p>Each attempt runs on a fresh thread, so the holder id the backend stores ({@code client id # thread
  * id}) names exactly one attempt: the controller can tell which attempt a sampled holder is.
@@ -196,7 +199,11 @@ public final class Worker {
         log.log("type", OK, "op", "acquire", "a", a, "lock", lock, "token", token, "holder", lease.holderId());
         Thread me = Thread.currentThread();
         lease.onLost(e -> {
-            log.log("type", "info", "op", "lost", "a", a, "lock", lock, "token", token, "msg", e.getMessage());
+            // the lease's local deadline, on this process's nanoTime as the log's times are: the analysis ends the
+            // belief there if it passed before this notice (isValid() was false from then on)
+            OptionalLong deadline = LeaseDeadlines.deadlineNanos(lease);
+            log.log("type", "info", "op", "lost", "a", a, "lock", lock, "token", token, "msg", e.getMessage(),
+                    "deadline", deadline.isPresent() ? deadline.getAsLong() : null);
             me.interrupt();
         });
         try {
