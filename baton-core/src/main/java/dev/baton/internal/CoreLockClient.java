@@ -690,6 +690,12 @@ public final class CoreLockClient implements LockClient {
             }
             List<LeaseKey> keys = new ArrayList<>(batch.size());
             batch.forEach(h -> keys.add(h.key));
+            // the deadlines this round's time-left check is about: a renewal of an overdue lease may extend one
+            // while this round is under way, after its time left was read on the server
+            long[] deadlinesAtSend = new long[batch.size()];
+            for (int i = 0; i < deadlinesAtSend.length; i++) {
+                deadlinesAtSend[i] = batch.get(i).deadlineNanos();
+            }
             long sent = now();
             Set<LeaseKey> renewed;
             Map<LeaseKey, Duration> timeLeft = null;
@@ -712,8 +718,10 @@ public final class CoreLockClient implements LockClient {
             long received = now();
             long deadline = sent + validityNanos;
             int ok = 0;
-            for (Hold h : batch) {
-                String stepped = timeLeft == null ? null : steppedClock(h, timeLeft.get(h.key), received);
+            for (int i = 0; i < batch.size(); i++) {
+                Hold h = batch.get(i);
+                String stepped = timeLeft == null ? null
+                        : steppedClock(h, timeLeft.get(h.key), received, deadlinesAtSend[i]);
                 if (stepped == null && renewed.contains(h.key)) {
                     ok++;
                 }
@@ -758,12 +766,16 @@ public final class CoreLockClient implements LockClient {
      * the server's clock jumped forward by about the difference (or the grant's expiry was changed on the server),
      * and {@code isValid()} was true while the server could already have freed the lock. Returns the loss's reason
      * then, else null.
+     *
+     * <p>The deadline compared is {@code deadlineAtSend}, the one the client counted on when this renewal was sent,
+     * not the lease's deadline now: a renewal of the overdue lease may have extended it meanwhile, after this
+     * renewal had read the time left on the server.
      */
-    private String steppedClock(Hold h, Duration left, long received) {
+    private String steppedClock(Hold h, Duration left, long received, long deadlineAtSend) {
         if (left == null || h.state() != Hold.State.HELD) {
             return null;
         }
-        long counted = h.deadlineNanos() - received;
+        long counted = deadlineAtSend - received;
         long shortBy = counted - CoreLock.saturatedNanos(left);
         if (shortBy <= 0) {
             return null;
