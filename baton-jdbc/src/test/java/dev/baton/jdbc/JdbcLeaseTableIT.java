@@ -295,6 +295,48 @@ class JdbcLeaseTableIT {
     }
 
     /**
+     * An uncontended acquire and release read the line of waiters once, in the grant, and delete no ticket: a first
+     * attempt is not in line, so it has no ticket of its own to look past or to remove. Regression: on PostgreSQL and
+     * SQLite the grant read the line twice (once to propose a missing row, once to update a free one, on one snapshot)
+     * and deleted the caller's ticket that it never took. Counted on the SQL sent (the references to
+     * {@code <table>_queue}; PostgreSQL's release reads the line once more, to name its head in a notice), with the
+     * statements that name the lease's tables: PostgreSQL and MariaDB the grant and the release; SQLite the token
+     * drawn and read, the grant and the release.
+     */
+    @ParameterizedTest(name = "{0}")
+    @org.junit.jupiter.params.provider.CsvSource({"postgresql, 2, 2", "mariadb, 1, 2", "sqlite, 1, 4"})
+    void anUncontendedAcquireAndReleaseReadTheLineOnceAndDeleteNoTicket(String db, int lineReads, int statements) {
+        String name = unique("line-once");
+        String table = "baton_line_once";
+        com.zaxxer.hikari.HikariConfig hc = new com.zaxxer.hikari.HikariConfig();
+        switch (db) {
+            case "postgresql" -> hc.setJdbcUrl(PostgresFixture.ADMIN_URL);
+            case "mariadb" -> hc.setJdbcUrl(MariaDbFixture.ADMIN_URL);
+            default -> {
+                new SqliteFixture(); // creates the file's directory
+                hc.setDataSource(SqliteFixture.dataSource(SqliteFixture.FILE));
+            }
+        }
+        hc.setMaximumPoolSize(4);
+        try (var pool = new com.zaxxer.hikari.HikariDataSource(hc)) {
+            SqlRecordingDataSource recorded = new SqlRecordingDataSource(pool);
+            try (JdbcLockClient locks = JdbcLocks.builder(recorded).tableName(table).createTableIfMissing().build()) {
+                locks.lock(name).acquire(Duration.ofSeconds(5)).close(); // the row exists from now on
+                int before = recorded.sql().size();
+                locks.lock(name).acquire(Duration.ofSeconds(5)).close();
+                List<String> all = recorded.sql(); // one copy: the listener's probe may add to it meanwhile
+                List<String> sent = all.subList(before, all.size()).stream().filter(sql -> sql.contains(table))
+                        .toList();
+                String queue = table + "_queue";
+                int reads = sent.stream().mapToInt(sql -> sql.split(queue, -1).length - 1).sum();
+                assertThat(sent).as("statements of one uncontended acquire and release").hasSize(statements)
+                        .noneMatch(sql -> sql.startsWith("DELETE FROM " + queue));
+                assertThat(reads).as("references to the line in " + sent).isEqualTo(lineReads);
+            }
+        }
+    }
+
+    /**
      * PostgreSQL: a release with nobody in line sends no {@code NOTIFY} (a notice makes the release's commit take
      * the server's notification lock and wakes every listening session). Checked on a plain LISTEN session: a
      * sentinel notice sent after the release arrives with nothing of the lock's before it.

@@ -151,7 +151,16 @@ public abstract class LeaseTable {
      * releasing thread asking again, a try-once) takes it only while nobody waits.
      */
     String aheadSql() {
-        return "EXISTS (SELECT 1 FROM " + queue + " o WHERE " + aheadCondition() + ")";
+        return aheadSql(true);
+    }
+
+    /**
+     * As {@link #aheadSql()}; without {@code mayHaveTicket}, for a caller that is not in line (its first attempt, a
+     * try-once): true iff any live ticket of another owner exists, which needs no look for the caller's own ticket.
+     * Parameters: name, owner, and the owner once more with {@code mayHaveTicket} ({@link #bindAhead}).
+     */
+    String aheadSql(boolean mayHaveTicket) {
+        return "EXISTS (SELECT 1 FROM " + queue + " o WHERE " + aheadCondition("?", mayHaveTicket) + ")";
     }
 
     /** The condition on a ticket {@code o} of {@link #aheadSql()} (the same three parameters). */
@@ -174,8 +183,17 @@ public abstract class LeaseTable {
 
     /** Binds the three parameters of {@link #aheadSql()} from {@code index}; returns the next index. */
     static int bindAhead(PreparedStatement ps, int index, String name, String owner) throws SQLException {
+        return bindAhead(ps, index, name, owner, true);
+    }
+
+    /** Binds the parameters of {@link #aheadSql(boolean)} from {@code index}; returns the next index. */
+    static int bindAhead(PreparedStatement ps, int index, String name, String owner, boolean mayHaveTicket)
+            throws SQLException {
         ps.setString(index, name);
         ps.setString(index + 1, owner);
+        if (!mayHaveTicket) {
+            return index + 2;
+        }
         ps.setString(index + 2, owner);
         return index + 3;
     }
@@ -441,7 +459,9 @@ public abstract class LeaseTable {
      * waiter of another owner is ahead of {@code owner} in the line ({@link #aheadSql()}), with a fresh token, in one
      * durable commit that also removes the caller's ticket ({@code ticketed}: the caller may have one; MariaDB
      * removes it in a statement right after); else reports the holder (a free row that the line keeps for someone
-     * else is reported with no remaining lease).
+     * else is reported with no remaining lease). A caller that is not {@code ticketed} (not in line: an uncontended
+     * first attempt, a try-once) costs no look for its own ticket and no removal of one: the grant checks only that
+     * no live ticket of another owner exists, once.
      */
     public abstract AcquireResult tryAcquire(Connection c, String name, String owner, long leaseMillis,
                                              boolean ticketed) throws SQLException;

@@ -39,7 +39,10 @@ import java.util.Set;
 final class PostgresLeaseTable extends LeaseTable {
     private final String sequence;
     private final String channel;
+    /** The grant of a caller that may have a ticket in line ({@link #acquireSql(boolean)}). */
     private final String acquireSql;
+    /** The grant of a caller that is not in line: one check of the line, no ticket to delete. */
+    private final String acquireSqlNotInLine;
     private final String releaseSql;
     private final String renewSql;
 
@@ -47,22 +50,8 @@ final class PostgresLeaseTable extends LeaseTable {
         super(table);
         this.sequence = table + "_token_seq";
         this.channel = table + "_released";
-        this.acquireSql = "WITH granted AS ("
-                + " INSERT INTO " + table + " AS t (name, owner, token, acquired_at, expires_at)"
-                + " SELECT ?, ?, nextval('" + sequence + "'), now(), now() + make_interval(secs => ?)"
-                + " FROM " + PgDurableCommit.FROM_ITEM
-                // a missing row (never used, or purged) is inserted only if nobody else is ahead in line either
-                + " WHERE NOT " + aheadSql()
-                + " ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, token = nextval('" + sequence + "'),"
-                + "  acquired_at = now(), expires_at = excluded.expires_at"
-                + " WHERE t.expires_at <= now() AND NOT " + aheadSql()
-                + " RETURNING t.token),"
-                + " dequeued AS (DELETE FROM " + queue + " WHERE name = ? AND owner = ?"
-                + "  AND EXISTS (SELECT 1 FROM granted))"
-                + " SELECT true, NULL::text, token, 0::bigint FROM granted"
-                + " UNION ALL"
-                + " SELECT false, owner, token, ceil(extract(epoch FROM (expires_at - now())) * 1000)::bigint"
-                + "  FROM " + table + " WHERE name = ? AND NOT EXISTS (SELECT 1 FROM granted)";
+        this.acquireSql = acquireSql(true);
+        this.acquireSqlNotInLine = acquireSql(false);
         this.releaseSql = "WITH released AS ("
                 + " UPDATE " + table + " AS t SET owner = NULL, expires_at = LEAST(t.expires_at, now())"
                 + " FROM (SELECT set_config('synchronous_commit', 'off', true)) AS async"
@@ -200,21 +189,50 @@ final class PostgresLeaseTable extends LeaseTable {
     }
 
     /**
+     * The grant: an upsert whose row is proposed only if nobody else is ahead in line ({@code ticketed}: ahead of the
+     * caller's own ticket, which the same statement deletes when it took the row; else any live ticket of another
+     * owner), so a missing row (never used, or purged) obeys the line as an existing one does; the update then takes
+     * the row only if it is free. The line is read once: both the proposal and the conflict's update run on the
+     * statement's one snapshot, so a second check in the update's {@code WHERE} would find the same. Parameters:
+     * name, owner, lease (s), the line's ({@link #bindAhead}); then, {@code ticketed}, name and owner of the ticket
+     * to delete; then the name of the row to report.
+     */
+    private String acquireSql(boolean ticketed) {
+        return "WITH granted AS ("
+                + " INSERT INTO " + table + " AS t (name, owner, token, acquired_at, expires_at)"
+                + " SELECT ?, ?, nextval('" + sequence + "'), now(), now() + make_interval(secs => ?)"
+                + " FROM " + PgDurableCommit.FROM_ITEM
+                + " WHERE NOT " + aheadSql(ticketed)
+                + " ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, token = nextval('" + sequence + "'),"
+                + "  acquired_at = now(), expires_at = excluded.expires_at"
+                + " WHERE t.expires_at <= now()"
+                + " RETURNING t.token)"
+                + (ticketed ? ", dequeued AS (DELETE FROM " + queue + " WHERE name = ? AND owner = ?"
+                              + "  AND EXISTS (SELECT 1 FROM granted))" : "")
+                + " SELECT true, NULL::text, token, 0::bigint FROM granted"
+                + " UNION ALL"
+                + " SELECT false, owner, token, ceil(extract(epoch FROM (expires_at - now())) * 1000)::bigint"
+                + "  FROM " + table + " WHERE name = ? AND NOT EXISTS (SELECT 1 FROM granted)";
+    }
+
+    /**
      * One statement, one commit: the upsert takes the row only if it is free and the caller is first in line,
-     * and the same statement deletes the caller's ticket when it did.
+     * and the same statement deletes the caller's ticket when it did ({@code ticketed}; a caller not in line has
+     * none to delete, and its line check is the simpler one).
      */
     @Override
     public AcquireResult tryAcquire(Connection c, String name, String owner, long leaseMillis, boolean ticketed)
             throws SQLException {
-        try (PreparedStatement ps = c.prepareStatement(acquireSql)) {
+        try (PreparedStatement ps = c.prepareStatement(ticketed ? acquireSql : acquireSqlNotInLine)) {
             ps.setString(1, name);
             ps.setString(2, owner);
             ps.setDouble(3, leaseMillis / 1000.0);
-            int next = bindAhead(ps, 4, name, owner); // the insert's line
-            next = bindAhead(ps, next, name, owner); // the update's line
+            int next = bindAhead(ps, 4, name, owner, ticketed);
+            if (ticketed) {
+                ps.setString(next++, name); // the ticket to delete
+                ps.setString(next++, owner);
+            }
             ps.setString(next, name);
-            ps.setString(next + 1, owner);
-            ps.setString(next + 2, name);
             ResultSet rs;
             try {
                 rs = ps.executeQuery();

@@ -103,13 +103,21 @@ final class SqliteLeaseTable extends LeaseTable {
             throws SQLException {
         writeTurn.lock();
         try {
-            return acquireWriting(c, name, owner, leaseMillis);
+            return acquireWriting(c, name, owner, leaseMillis, ticketed);
         } finally {
             writeTurn.unlock();
         }
     }
 
-    private AcquireResult acquireWriting(Connection c, String name, String owner, long leaseMillis) throws SQLException {
+    /**
+     * The grant's write transaction: the token drawn, then an upsert whose row is proposed only if nobody else is
+     * ahead in line ({@code ticketed}: ahead of the caller's own ticket, deleted in the same commit when the row was
+     * taken; else any live ticket of another owner, and no ticket to delete), so a missing row obeys the line as an
+     * existing one does; the update takes the row only if it is free. The line is read once: the transaction is
+     * the only writer, so a second check in the update's {@code WHERE} would find the same.
+     */
+    private AcquireResult acquireWriting(Connection c, String name, String owner, long leaseMillis, boolean ticketed)
+            throws SQLException {
         return SqliteWrites.inWriteTransaction(c, tx -> {
             try (PreparedStatement bump = c.prepareStatement("UPDATE " + counter + " SET value = value + 1 WHERE id = 1")) {
                 bump.executeUpdate();
@@ -123,20 +131,21 @@ final class SqliteLeaseTable extends LeaseTable {
             int changed;
             try (PreparedStatement ps = c.prepareStatement("INSERT INTO " + table
                     + " (name, owner, token, acquired_at, expires_at) SELECT ?, ?, ?, " + NOW + ", " + NOW + " + ?"
-                    // a missing row (never used, or purged) is inserted only if nobody else is ahead in line either
-                    + " WHERE NOT " + aheadSql()
+                    + " WHERE NOT " + aheadSql(ticketed)
                     + " ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, token = excluded.token,"
                     + " acquired_at = excluded.acquired_at, expires_at = excluded.expires_at"
-                    + " WHERE expires_at <= " + NOW + " AND NOT " + aheadSql())) {
+                    + " WHERE expires_at <= " + NOW)) {
                 ps.setString(1, name);
                 ps.setString(2, owner);
                 ps.setLong(3, token);
                 ps.setLong(4, leaseMillis);
-                bindAhead(ps, bindAhead(ps, 5, name, owner), name, owner);
+                bindAhead(ps, 5, name, owner, ticketed);
                 changed = ps.executeUpdate();
             }
             if (changed > 0) {
-                super.withdraw(c, name, owner); // the caller's ticket, if any, in the same commit
+                if (ticketed) {
+                    super.withdraw(c, name, owner); // the caller's ticket, in the same commit
+                }
                 return new AcquireResult.Granted(token);
             }
             AcquireResult.Busy busy = readHolder(c, name);
