@@ -17,10 +17,15 @@ import picocli.CommandLine.Spec;
 
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.lang.reflect.InvocationHandler;
+import java.lang.reflect.Method;
+import java.lang.reflect.Proxy;
 import java.net.ConnectException;
 import java.net.UnknownHostException;
+import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.ArrayList;
+import java.util.Calendar;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -98,8 +103,83 @@ public final class BatonCommand implements Callable<Integer> {
 
     /** Configures logging, runs the command and exits with its status. */
     public static void main(String[] args) {
+        if (args.length > 0 && args[0].equals("run")) {
+            WarmUp.forUrl(runUrl(args)).ifPresent(Thread::start);
+        }
         configureLogging(isVerbose(args), args.length > 0 && args[0].equals("check"));
         System.exit(execute(args));
+    }
+
+    /**
+     * The URL a {@code baton run} command line names ({@code --url URL} or {@code --url=URL} before the command),
+     * else {@value DatabaseUrl#ENV}, else null (the embedded SQLite file): a first look, for {@link WarmUp} only.
+     */
+    static String runUrl(String[] args) {
+        for (int i = 1; i < args.length && !args[i].equals("--"); i++) {
+            if (args[i].equals("--url") && i + 1 < args.length) {
+                return args[i + 1];
+            }
+            if (args[i].startsWith("--url=")) {
+                return args[i].substring("--url=".length());
+            }
+        }
+        String fromEnv = System.getenv(DatabaseUrl.ENV);
+        return fromEnv == null || fromEnv.isBlank() ? null : fromEnv;
+    }
+
+    /**
+     * Work a {@code baton run} call would do on its path, done first on a daemon thread while the main thread
+     * parses and sets up (on two cores the call then mostly finds it done). Only the JDK's own classes are touched,
+     * which are made to be initialised from any thread; the call finds the results cached, or waits for what this
+     * thread has not finished.
+     *
+     * <ul>
+     *   <li>SQLite, PostgreSQL: the default locale's calendar data. The first {@link Calendar} of a JVM loads it
+     *       from the locale provider (tens of milliseconds of CPU), and the SQLite driver's date format and the
+     *       PostgreSQL driver's first connection each build one.</li>
+     *   <li>PostgreSQL, MariaDB/MySQL (through HikariCP): the JDK's proxy class for {@link Connection}, which the
+     *       pool generates (from the interface's several hundred methods) the first time it closes a
+     *       connection, and the JDK caches for every later request.</li>
+     * </ul>
+     */
+    static final class WarmUp extends Thread {
+        private final boolean calendar;
+        private final boolean connectionProxy;
+
+        WarmUp(boolean calendar, boolean connectionProxy) {
+            super("baton-warm-up");
+            setDaemon(true);
+            this.calendar = calendar;
+            this.connectionProxy = connectionProxy;
+        }
+
+        /** The warm-up for a call on this URL (null: the embedded SQLite file); empty for Redis and ZooKeeper. */
+        static Optional<WarmUp> forUrl(String url) {
+            boolean sqlite = url == null || url.startsWith("jdbc:sqlite:");
+            boolean postgres = url != null && url.startsWith("jdbc:postgresql:");
+            boolean mariaDb = url != null && (url.startsWith("jdbc:mariadb:") || url.startsWith("jdbc:mysql:"));
+            return sqlite || postgres || mariaDb
+                    ? Optional.of(new WarmUp(sqlite || postgres, postgres || mariaDb)) : Optional.empty();
+        }
+
+        @Override
+        public void run() {
+            if (calendar) {
+                Calendar.getInstance();
+            }
+            if (connectionProxy) {
+                Proxy.newProxyInstance(Connection.class.getClassLoader(), new Class<?>[] {Connection.class},
+                        new Unused());
+            }
+        }
+
+        /** The handler of a proxy that is never called. */
+        private static final class Unused implements InvocationHandler {
+            @Override
+            public Object invoke(Object proxy, Method method, Object[] args) {
+                throw new UnsupportedOperationException(method.getName());
+            }
+        }
     }
 
     /**

@@ -4,13 +4,19 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.RandomAccessFile;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.FileAttribute;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.OptionalLong;
+import java.util.Set;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -80,7 +86,7 @@ final class CommandGroup {
      */
     static CommandGroup start(List<String> command, Map<String, String> environment, Duration grace)
             throws IOException {
-        Path dir = Files.createTempDirectory("baton-run-");
+        Path dir = privateDirectory();
         Path fifo = dir.resolve("control");
         Path endedPath = dir.resolve("ended");
         RandomAccessFile control = null;
@@ -112,6 +118,32 @@ final class CommandGroup {
             Files.deleteIfExists(dir);
             throw e;
         }
+    }
+
+    /** How many names {@link #privateDirectory()} tries before it gives up. */
+    private static final int DIRECTORY_ATTEMPTS = 100;
+
+    /**
+     * A new directory {@code baton-run-N} in the temporary directory, readable by this user only, as
+     * {@link Files#createTempDirectory} makes it but without its {@code SecureRandom}, whose set-up cost every call
+     * a few milliseconds. The name need not be secret: the directory is created (mode 700) by one {@code mkdir},
+     * which fails if anything, a link too, has that name already; then another name is tried.
+     */
+    static Path privateDirectory() throws IOException {
+        Path tmp = Path.of(System.getProperty("java.io.tmpdir"));
+        FileAttribute<Set<PosixFilePermission>> ownerOnly = PosixFilePermissions.asFileAttribute(
+                PosixFilePermissions.fromString("rwx------"));
+        FileAlreadyExistsException taken = null;
+        for (int attempt = 0; attempt < DIRECTORY_ATTEMPTS; attempt++) {
+            Path dir = tmp.resolve("baton-run-" + Long.toUnsignedString(ThreadLocalRandom.current().nextLong()));
+            try {
+                return Files.createDirectory(dir, ownerOnly);
+            } catch (FileAlreadyExistsException e) {
+                taken = e;
+            }
+        }
+        throw new IOException("could not create a directory of its own in " + tmp + ": " + DIRECTORY_ATTEMPTS
+                + " names were taken", taken);
     }
 
     private static void mkfifo(Path fifo) throws IOException {

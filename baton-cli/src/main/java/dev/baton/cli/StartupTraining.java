@@ -53,6 +53,9 @@ final class StartupTraining {
             System.setProperty("org.sqlite.lib.path", dir.toString());
             System.setProperty("org.sqlite.lib.name", SQLITE_LIBRARY);
         }
+        BatonCommand.WarmUp warmUp = new BatonCommand.WarmUp(true, true); // archived as a call loads it
+        warmUp.start();
+        warmUp.join();
         BatonCommand.configureLogging(false, false);
         PrintWriter none = new PrintWriter(Writer.nullWriter());
         Path db = dir.resolve("training.db");

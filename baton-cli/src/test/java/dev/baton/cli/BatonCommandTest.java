@@ -420,4 +420,28 @@ class BatonCommandTest {
         assertThat(r.status()).isEqualTo(ExitCodes.USAGE);
         assertThat(r.err()).doesNotContain("hunter2");
     }
+
+    /** The warm-up's first look at a run's URL: the option in either form, never an argument of the command. */
+    @Test
+    void theWarmUpReadsTheRunsUrlOptionOnly() {
+        String pg = "jdbc:postgresql://127.0.0.1:5432/test";
+        assertThat(BatonCommand.runUrl(new String[] {"run", "--lock", "x", "--url", pg, "--", "true"})).isEqualTo(pg);
+        assertThat(BatonCommand.runUrl(new String[] {"run", "--url=" + pg, "--lock", "x", "--", "true"})).isEqualTo(pg);
+        org.junit.jupiter.api.Assumptions.assumeTrue(System.getenv(DatabaseUrl.ENV) == null, "BATON_URL is set here");
+        assertThat(BatonCommand.runUrl(new String[] {"run", "--lock", "x", "--", "echo", "--url", pg})).isNull();
+    }
+
+    /** Calendar data for SQLite (the default too) and PostgreSQL; nothing for Redis and ZooKeeper. */
+    @Test
+    void theWarmUpIsForTheSqlBackendsOnly() {
+        assertThat(BatonCommand.WarmUp.forUrl(null)).isPresent();
+        assertThat(BatonCommand.WarmUp.forUrl("jdbc:sqlite:/tmp/x.db")).isPresent();
+        assertThat(BatonCommand.WarmUp.forUrl("jdbc:postgresql://h/db")).isPresent();
+        assertThat(BatonCommand.WarmUp.forUrl("jdbc:mariadb://h/db")).isPresent();
+        assertThat(BatonCommand.WarmUp.forUrl("redis://h")).isEmpty();
+        assertThat(BatonCommand.WarmUp.forUrl("zookeeper://h:2181")).isEmpty();
+        BatonCommand.WarmUp warmUp = BatonCommand.WarmUp.forUrl("jdbc:postgresql://h/db").orElseThrow();
+        warmUp.run(); // completes: nothing it does can fail
+        assertThat(warmUp.isDaemon()).isTrue();
+    }
 }

@@ -40,6 +40,7 @@ import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -109,7 +110,22 @@ public final class CoreLockClient implements LockClient {
     /** The settings' observer behind a guard, or null without one: then no observer call is made at all. */
     private final GuardedObserver observer;
 
+    /**
+     * The key of a thread's hold on a lock. Its {@code equals} and {@code hashCode} are written out: a record's
+     * generated ones are linked by {@code invokedynamic} on first use, which spins method-handle classes at run
+     * time on every start of a short-lived process ({@code baton run}).
+     */
     private record HoldKey(String name, LockMode mode, long threadId) {
+        @Override
+        public boolean equals(Object o) {
+            return o instanceof HoldKey k && threadId == k.threadId && mode == k.mode
+                    && Objects.equals(name, k.name);
+        }
+
+        @Override
+        public int hashCode() {
+            return (Objects.hashCode(name) * 31 + Objects.hashCode(mode)) * 31 + Long.hashCode(threadId);
+        }
     }
 
     public CoreLockClient(LockBackend backend, ClientSettings settings) {

@@ -32,4 +32,18 @@ public record AcquireRequest(String name, LockMode mode, String owner, Duration 
         Objects.requireNonNull(leaseTime, "leaseTime");
         Objects.requireNonNull(patience, "patience");
     }
+
+    // equals and hashCode written out, as the record's own: the generated ones are linked by invokedynamic on
+    // first use, which spins method-handle classes at run time on every start of a short-lived process
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof AcquireRequest r && name.equals(r.name) && mode == r.mode && owner.equals(r.owner)
+                && leaseTime.equals(r.leaseTime) && patience == r.patience;
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(name, mode, owner, leaseTime, patience);
+    }
 }

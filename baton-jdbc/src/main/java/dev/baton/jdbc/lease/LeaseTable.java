@@ -523,9 +523,48 @@ public abstract class LeaseTable {
     /** A statement that fails if the named object is missing. */
     public abstract String probe(String object);
 
-    /** Runs the shipped DDL with the configured table name; idempotent (PostgreSQL: serialised). */
+    /**
+     * Runs the shipped DDL with the configured table name unless everything it creates is there already
+     * ({@link #isComplete}); idempotent (PostgreSQL: serialised). Reading first spares each start of a client
+     * the DDL's statements (and on PostgreSQL their "already exists" notices, on SQLite a write transaction).
+     */
     public void createIfMissing(Connection c) throws SQLException {
-        DialectTraits.of(dialect()).executeDdl(c, ddl());
+        if (!isComplete(c)) {
+            DialectTraits.of(dialect()).executeDdl(c, ddl());
+        }
+    }
+
+    /**
+     * Whether every object the DDL creates exists, and the row it inserts where tokens come from a one-row counter:
+     * one statement ({@link #completeProbe()}), run in auto-commit mode. Any failure counts as incomplete: the DDL
+     * then creates what is missing, or fails saying why it cannot.
+     */
+    boolean isComplete(Connection c) {
+        try (var st = c.createStatement(); ResultSet rs = st.executeQuery(completeProbe())) {
+            return rs.next() && rs.getObject(1) != null;
+        } catch (SQLException e) {
+            return false;
+        }
+    }
+
+    /**
+     * One query, one row: its first column is null if the DDL's inserted row is missing ({@link #readyRow()}), and
+     * it fails if any of the {@link #requiredObjects()} is missing.
+     */
+    String completeProbe() {
+        StringBuilder sql = new StringBuilder("SELECT ").append(readyRow());
+        for (String object : requiredObjects()) {
+            sql.append(", (SELECT 1 FROM ").append(object).append(" WHERE 1 = 0)");
+        }
+        return sql.toString();
+    }
+
+    /**
+     * An expression that is null unless the row the DDL inserts exists: the counter row where tokens come from a
+     * one-row table ({@code (SELECT 1 FROM counter WHERE id = 1)}); {@code 1} where the DDL inserts no row.
+     */
+    String readyRow() {
+        return "1";
     }
 
     /** The shipped DDL statements, with {@code baton_locks} replaced by the configured table name. */

@@ -51,6 +51,12 @@ final class MySqlLeaseTable extends MySqlFamilyLeaseTable {
                 + " expires_at = IF(" + taken + ", VALUES(expires_at), expires_at)";
     }
 
+    /** The counter row the DDL inserts, which every token draw updates. */
+    @Override
+    String readyRow() {
+        return "(SELECT 1 FROM " + tokenSource + " WHERE id = 1)";
+    }
+
     @Override
     public Dialect dialect() {
         return Dialect.MYSQL;

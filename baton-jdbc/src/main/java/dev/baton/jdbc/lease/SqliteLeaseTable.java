@@ -57,6 +57,12 @@ final class SqliteLeaseTable extends LeaseTable {
         throw new IllegalStateException("SQLite has no session strategy");
     }
 
+    /** The counter row the DDL inserts, which every token draw updates. */
+    @Override
+    String readyRow() {
+        return "(SELECT 1 FROM " + counter + " WHERE id = 1)";
+    }
+
     @Override
     public Dialect dialect() {
         return Dialect.SQLITE;
