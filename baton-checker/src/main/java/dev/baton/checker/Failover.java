@@ -366,9 +366,18 @@ final class Failover {
         ServerRestart.startAgain(List.of(executable, configFile, "--replicaof", next.getHostString(),
                 Integer.toString(next.getPort())), p.directory(), null);
         deadline = System.nanoTime() + TIMEOUT.toNanos();
-        while (!answer(next, "info", "replication").contains("state=online")
-                || !answer(primary, "role").startsWith("slave")) {
-            deadlineCheck(deadline, "the restarted Redis " + primary + " did not become an online replica of " + next);
+        while (true) {
+            String replication = answer(next, "info", "replication");
+            String role = answer(primary, "role");
+            if (replication.contains("state=online") && role.startsWith("slave")) {
+                break;
+            }
+            if (System.nanoTime() - deadline > 0) {
+                throw new IOException("the restarted Redis " + primary + " did not become an online replica of " + next
+                        + " within " + TIMEOUT.toSeconds() + " s; its ROLE: " + oneLine(role) + "; the new primary's"
+                        + " replicas: " + oneLine(replication.lines().filter(l -> l.startsWith("slave"))
+                        .reduce("", (a, b) -> a + b + " ")) + "; its log ends: " + logTail(configFile));
+            }
             Thread.sleep(100);
         }
         return new Outcome("SIGKILL of primary " + port(primary) + ", Sentinel promoted " + port(next) + ", "
@@ -571,6 +580,26 @@ final class Failover {
                 deadlineCheck(deadline, "pid " + p.handle().pid() + " did not end");
                 Thread.sleep(20);
             }
+        }
+    }
+
+    private static String oneLine(String s) {
+        return s.isBlank() ? "(no answer)" : s.strip().replaceAll("\\s+", " ");
+    }
+
+    /** The last lines of the log file that a Redis config file names, for an error message; never throws. */
+    private static String logTail(String configFile) {
+        try {
+            String logFile = Files.readAllLines(Path.of(configFile)).stream().map(String::strip)
+                    .filter(l -> l.startsWith("logfile ")).map(l -> l.substring("logfile ".length()).replace("\"", ""))
+                    .reduce((a, b) -> b).orElse("");
+            if (logFile.isEmpty()) {
+                return "(no log file)";
+            }
+            List<String> lines = Files.readAllLines(Path.of(logFile));
+            return String.join(" | ", lines.subList(Math.max(0, lines.size() - 6), lines.size()));
+        } catch (IOException | RuntimeException e) {
+            return "(unreadable: " + e.getMessage() + ")";
         }
     }
 

@@ -31,6 +31,10 @@ class FailoverPasswordIT {
             }
             String url = sentinels.url("").replace("redis-sentinel://", "redis-sentinel://s3cret@");
             await().atMost(Duration.ofSeconds(60)).until(() -> sentinels.ready(replica.port()));
+            // the replica's first sync done: a primary killed while it forks for the sync is another scenario (the
+            // Sentinels list a replica as soon as it connects, before its sync)
+            await().atMost(Duration.ofSeconds(60)).until(() -> redisCli(replica.port(), "-a", "s3cret",
+                    "--no-auth-warning", "info", "replication").contains("master_link_status:up"));
             Failover failover = Failover.of(url);
             failover.requireProcesses();
             Failover.Outcome o = failover.prepare().run();
