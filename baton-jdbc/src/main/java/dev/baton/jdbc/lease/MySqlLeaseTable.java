@@ -1,5 +1,6 @@
 package dev.baton.jdbc.lease;
 
+import dev.baton.jdbc.internal.TokenCounters;
 import dev.baton.jdbc.Dialect;
 import dev.baton.spi.AcquireResult;
 
@@ -74,7 +75,7 @@ final class MySqlLeaseTable extends MySqlFamilyLeaseTable {
         c.setAutoCommit(false);
         try {
             try (Statement st = c.createStatement()) {
-                st.executeUpdate("UPDATE " + tokenSource + " SET value = LAST_INSERT_ID(value + 1) WHERE id = 1");
+                TokenCounters.bump(st, tokenSource, "UPDATE " + tokenSource + " SET value = LAST_INSERT_ID(value + 1) WHERE id = 1");
             }
             try (PreparedStatement ps = c.prepareStatement(acquireSql)) {
                 ps.setString(1, name);

@@ -1,5 +1,6 @@
 package dev.baton.jdbc.lease;
 
+import dev.baton.jdbc.internal.TokenCounters;
 import dev.baton.LockInfo;
 import dev.baton.jdbc.Dialect;
 import dev.baton.jdbc.internal.LeaseKeys;
@@ -12,6 +13,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -125,8 +127,8 @@ final class SqliteLeaseTable extends LeaseTable {
     private AcquireResult acquireWriting(Connection c, String name, String owner, long leaseMillis, boolean ticketed)
             throws SQLException {
         return SqliteWrites.inWriteTransaction(c, tx -> {
-            try (PreparedStatement bump = c.prepareStatement("UPDATE " + counter + " SET value = value + 1 WHERE id = 1")) {
-                bump.executeUpdate();
+            try (Statement bump = c.createStatement()) {
+                TokenCounters.bump(bump, counter, "UPDATE " + counter + " SET value = value + 1 WHERE id = 1");
             }
             long token;
             try (PreparedStatement read = c.prepareStatement("SELECT value FROM " + counter + " WHERE id = 1");

@@ -1,5 +1,6 @@
 package dev.baton.jdbc.readwrite;
 
+import dev.baton.jdbc.internal.TokenCounters;
 import dev.baton.jdbc.internal.SqlClocks;
 
 import java.nio.charset.StandardCharsets;
@@ -68,7 +69,8 @@ final class MySqlReadWriteStatements extends ReadWriteStatements {
                     return rs.getLong(1);
                 }
             }
-            st.executeUpdate("UPDATE " + table + "_token SET value = LAST_INSERT_ID(value + 1) WHERE id = 1");
+            TokenCounters.bump(st, table + "_token",
+                    "UPDATE " + table + "_token SET value = LAST_INSERT_ID(value + 1) WHERE id = 1");
             try (ResultSet rs = st.executeQuery("SELECT LAST_INSERT_ID()")) {
                 rs.next();
                 return rs.getLong(1);

@@ -1,5 +1,6 @@
 package dev.baton.jdbc.readwrite;
 
+import dev.baton.jdbc.internal.TokenCounters;
 import dev.baton.jdbc.internal.SqlClocks;
 
 import java.sql.Connection;
@@ -55,7 +56,7 @@ final class SqliteReadWriteStatements extends ReadWriteStatements {
     @Override
     long nextToken(Connection c) throws SQLException {
         try (Statement st = c.createStatement()) {
-            st.executeUpdate("UPDATE " + table + "_token SET value = value + 1 WHERE id = 1");
+            TokenCounters.bump(st, table + "_token", "UPDATE " + table + "_token SET value = value + 1 WHERE id = 1");
             try (ResultSet rs = st.executeQuery("SELECT value FROM " + table + "_token WHERE id = 1")) {
                 rs.next();
                 return rs.getLong(1);

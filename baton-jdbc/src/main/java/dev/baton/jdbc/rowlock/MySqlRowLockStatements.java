@@ -1,5 +1,6 @@
 package dev.baton.jdbc.rowlock;
 
+import dev.baton.jdbc.internal.TokenCounters;
 import dev.baton.jdbc.internal.SqlClocks;
 
 import java.sql.Connection;
@@ -47,7 +48,7 @@ class MySqlRowLockStatements extends RowLockStatements {
                 continue;
             }
             try (Statement st = c.createStatement()) {
-                st.executeUpdate("UPDATE " + counter + " SET value = LAST_INSERT_ID(value + 1) WHERE id = 1");
+                TokenCounters.bump(st, counter, "UPDATE " + counter + " SET value = LAST_INSERT_ID(value + 1) WHERE id = 1");
             }
             long token;
             try (Statement st = c.createStatement(); ResultSet rs = st.executeQuery("SELECT LAST_INSERT_ID()")) {

@@ -1,5 +1,6 @@
 package dev.baton.jdbc.rowlock;
 
+import dev.baton.jdbc.internal.TokenCounters;
 import dev.baton.jdbc.internal.ConnectionSupport;
 import dev.baton.jdbc.internal.SqlClocks;
 
@@ -34,7 +35,7 @@ final class SqliteRowLockStatements extends RowLockStatements {
             try (Statement st = c.createStatement()) {
                 st.execute("BEGIN IMMEDIATE");
                 try {
-                    st.executeUpdate("UPDATE " + counter + " SET value = value + 1 WHERE id = 1");
+                    TokenCounters.bump(st, counter, "UPDATE " + counter + " SET value = value + 1 WHERE id = 1");
                     try (ResultSet rs = st.executeQuery("SELECT value FROM " + counter + " WHERE id = 1")) {
                         rs.next();
                         token = rs.getLong(1);

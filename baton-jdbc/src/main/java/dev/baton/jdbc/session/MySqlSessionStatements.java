@@ -1,5 +1,6 @@
 package dev.baton.jdbc.session;
 
+import dev.baton.jdbc.internal.TokenCounters;
 import dev.baton.LockInfo;
 import dev.baton.jdbc.Dialect;
 import dev.baton.spi.AcquireResult;
@@ -105,7 +106,8 @@ final class MySqlSessionStatements extends SessionStatements {
         if (!maria) {
             // MySQL has no sequence: the counter row, bumped after the grant, on the same session
             try (Statement st = c.createStatement()) {
-                st.executeUpdate("UPDATE " + table + "_token SET value = LAST_INSERT_ID(value + 1) WHERE id = 1");
+                TokenCounters.bump(st, table + "_token",
+                        "UPDATE " + table + "_token SET value = LAST_INSERT_ID(value + 1) WHERE id = 1");
                 try (ResultSet rs = st.executeQuery("SELECT LAST_INSERT_ID()")) {
                     rs.next();
                     granted = rs.getLong(1);
