@@ -57,8 +57,8 @@ import java.util.concurrent.atomic.AtomicLong;
  *   <li>When the command ends, what it left in its group gets SIGTERM, SIGKILL after {@code --grace}. Then
  *       decide by the lease's validity at that moment ({@link Lease#checkValid()}, which asks the server):
  *       valid, release and exit with the command's status; lost, exit 76, unless the group ended before the
- *       lease's deadline and the loss was learned only after it ({@code baton} was stopped and saw the end late:
- *       see {@link #endedWhileValid}), then the command's status. If the lease
+ *       lease's deadline, the loss was learned only after it ({@code baton} was stopped and saw the end late) and
+ *       the server still shows the run's token (see {@link #endedWhileValid}), then the command's status. If the lease
  *       is lost first, SIGTERM the group, SIGKILL after {@code --grace}, and exit 76.</li>
  *   <li>Releasing and closing the pool take at most the lease time: past it the lock ends on the server by
  *       itself, so a dead network cannot hold {@code baton} up.</li>
@@ -425,7 +425,7 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
             int status = waitFor(supervisor);
             log.debug("the command's process group ended with status {}", status);
             LockLostException gone = validity(held);
-            if (gone != null && endedWhileValid(group, held, lostNoticed)) {
+            if (gone != null && endedWhileValid(group, held, lostNoticed, open)) {
                 log.debug("the lease on '{}' is lost now, but the command's group ended before its deadline: {}",
                         lockName, gone.getMessage());
                 gone = null;
@@ -499,14 +499,18 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
      *       server confirmed, when the server still showed the grant by its own clock; and</li>
      *   <li>{@code baton} learned of the loss only at or after that deadline. A loss learned earlier means the
      *       server stopped showing the grant before it should have run out (force-released by an operator, taken
-     *       over), at a moment {@code baton} cannot place relative to the command's end.</li>
+     *       over), at a moment {@code baton} cannot place relative to the command's end; and</li>
+     *   <li>the server still shows this run's token on the lock ({@link #grantedToNobodySince}): nobody was granted
+     *       it since. A loss {@code baton} learned late may have happened early (an operator's force release, a
+     *       forward step of the server's clock while {@code baton} was stopped), and another holder's grant then
+     *       may have come before the command ended; the times alone cannot tell.</li>
      * </ol>
      *
-     * What the server shows when asked later (the grant expired untouched, deleted, or taken by another holder
-     * after it ran out) does not matter: whatever happened after the command ended cannot have overlapped it.
-     * Unknown times (no {@code /proc/uptime}, a lease from elsewhere) count as not ended in time.
+     * Unknown times (no {@code /proc/uptime}, a lease from elsewhere), or a server that shows nothing of the lock
+     * (Redis, whose expired key leaves no trace), count as not ended in time.
      */
-    private boolean endedWhileValid(CommandGroup group, Lease held, AtomicLong lostNoticed) {
+    private boolean endedWhileValid(CommandGroup group, Lease held, AtomicLong lostNoticed,
+                                    DatabaseOptions.OpenClient open) {
         long checked = System.nanoTime();
         OptionalLong ended = group.endedNanos();
         OptionalLong deadline = LeaseDeadlines.deadlineNanos(held);
@@ -517,7 +521,25 @@ final class RunCommand implements java.util.concurrent.Callable<Integer> {
         log.debug("the command's group ended {} ms before the lease's deadline; the loss was noticed {} ms after it",
                 TimeUnit.NANOSECONDS.toMillis(deadline.getAsLong() - ended.getAsLong()),
                 TimeUnit.NANOSECONDS.toMillis(noticed - deadline.getAsLong()));
-        return ended.getAsLong() - deadline.getAsLong() < 0 && noticed - deadline.getAsLong() >= 0;
+        return ended.getAsLong() - deadline.getAsLong() < 0 && noticed - deadline.getAsLong() >= 0
+                && grantedToNobodySince(open, held);
+    }
+
+    /**
+     * Whether the server still shows {@code held}'s token on its lock, held or not: every grant draws a greater
+     * token and writes it on the lock, so nobody was granted the lock since. False if the lock is not shown, shows
+     * another token, or the server cannot be asked.
+     */
+    private boolean grantedToNobodySince(DatabaseOptions.OpenClient open, Lease held) {
+        try {
+            boolean same = open.client().list().stream()
+                    .anyMatch(i -> i.name().equals(lockName) && i.fencingToken() == held.fencingToken());
+            log.debug("the server shows token {} on '{}' still: {}", held.fencingToken(), lockName, same);
+            return same;
+        } catch (RuntimeException e) {
+            log.debug("could not ask whether '{}' was granted since token {}", lockName, held.fencingToken(), e);
+            return false;
+        }
     }
 
     /**
