@@ -19,7 +19,7 @@ import java.time.Duration;
  * API ({@code sync()} returns null). Lettuce builds that API eagerly for every connection, as a dynamic proxy
  * over several hundred methods whose method table it fills by reflection — in a fresh JVM most of the time a
  * {@code baton run} on Redis spent before it could ask for the lock. {@link RedisLockBackend} sends every command
- * through the asynchronous API and waits as the synchronous one would ({@link RedisLockBackend.Commands}).
+ * through the asynchronous API and waits as the synchronous one would ({@link Commands}).
  * These connections never leave the backend; a client the user gives {@link RedisLocks} is used as it is.
  */
 final class AsyncOnlyRedisClient extends RedisClient {
