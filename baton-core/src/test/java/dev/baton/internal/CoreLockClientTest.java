@@ -303,9 +303,8 @@ class CoreLockClientTest {
             });
             t.start();
             calling.await();
-            while (t.getState() != Thread.State.TIMED_WAITING) { // parked after its first attempt found the lock busy
-                Thread.onSpinWait();
-            }
+            // parked after its first attempt found the lock busy
+            await().atMost(Duration.ofSeconds(10)).until(() -> t.getState() == Thread.State.TIMED_WAITING);
             t.interrupt();
             b.backend.held.remove("lock-held");
             b.backend.listener.released("lock-held"); // as a backend that hears releases from its server
