@@ -37,6 +37,7 @@ import java.util.function.Function;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 /**
  * What the core does with each optional capability of the SPI: it detects it, uses it as documented, and does not
@@ -208,9 +209,7 @@ class CapabilitiesTest {
         try (LockClient b = new Builder(backend).leaseTime(Duration.ofSeconds(5)).minPollInterval(Duration.ofMillis(5))
                 .maxPollInterval(Duration.ofSeconds(20)).build()) {
             CompletableFuture<Lease> waiter = CompletableFuture.supplyAsync(() -> b.lock("p").acquire(Duration.ofSeconds(30)));
-            while (backend.tries.get() < 1) {
-                Thread.onSpinWait();
-            }
+            await().atMost(Duration.ofSeconds(10)).until(() -> backend.tries.get() >= 1);
             Thread.sleep(500); // a 5 ms backoff would have polled about 6 times by now
             assertThat(backend.tries).as("attempts while parked").hasValue(1);
             backend.held.remove("p");
@@ -254,9 +253,8 @@ class CapabilitiesTest {
             w2.start();
             String o1 = b.clientId() + "#" + w1.getId();
             String o2 = b.clientId() + "#" + w2.getId();
-            while (tries.getOrDefault(o1, new AtomicInteger()).get() < 1 || tries.getOrDefault(o2, new AtomicInteger()).get() < 1) {
-                Thread.onSpinWait();
-            }
+            await().atMost(Duration.ofSeconds(10)).until(() -> tries.getOrDefault(o1, new AtomicInteger()).get() >= 1
+                    && tries.getOrDefault(o2, new AtomicInteger()).get() >= 1);
             backend.held.remove("t");
             counting.listener.released("t", o2); // the server's line: w2 is next
 
@@ -305,9 +303,8 @@ class CapabilitiesTest {
                     return System.nanoTime();
                 }
             });
-            while (backend.calls.stream().noneMatch(s -> s.equals("try h " + AcquireRequest.Patience.WAIT))) {
-                Thread.onSpinWait();
-            }
+            await().atMost(Duration.ofSeconds(10)).until(() -> backend.calls.stream()
+                    .anyMatch(s -> s.equals("try h " + AcquireRequest.Patience.WAIT)));
             long released = System.nanoTime();
             held.close();
             long granted = waiter.get(10, TimeUnit.SECONDS);
@@ -336,9 +333,8 @@ class CapabilitiesTest {
             });
             waiting.await();
             // interrupt once the waiter has asked at least once (it is then parked or about to park)
-            while (backend.calls.stream().noneMatch(s -> s.equals("try i " + AcquireRequest.Patience.WAIT))) {
-                Thread.onSpinWait();
-            }
+            await().atMost(Duration.ofSeconds(10)).until(() -> backend.calls.stream()
+                    .anyMatch(s -> s.equals("try i " + AcquireRequest.Patience.WAIT)));
             pool.shutdownNow();
             assertThat(waiter.get(10, TimeUnit.SECONDS)).as("interrupt flag kept").isTrue();
             assertThat(backend.withdrawals).hasValue(1);
@@ -371,9 +367,7 @@ class CapabilitiesTest {
                         return l.fencingToken();
                     }
                 });
-                while (backend.slices.get() < 2) {
-                    Thread.onSpinWait();
-                }
+                await().atMost(Duration.ofSeconds(10)).until(() -> backend.slices.get() >= 2);
                 holder.close();
                 assertThat(waiter.get(10, TimeUnit.SECONDS)).isGreaterThan(holder.fencingToken());
             } finally {

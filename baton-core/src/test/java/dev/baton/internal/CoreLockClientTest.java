@@ -35,6 +35,7 @@ import java.util.concurrent.atomic.AtomicLong;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 /**
  * The core's own logic (batching, loss, reentrancy bookkeeping) over a small in-process backend that
@@ -139,7 +140,8 @@ class CoreLockClientTest {
             }
             // the call under way now may have been put together before the last grant: the three after it count
             int taken = b.backend.renewBatchSizes.size();
-            await(() -> b.backend.renewBatchSizes.size() >= taken + 4, "four renewal calls after all 50 grants");
+            await("four renewal calls after all 50 grants").atMost(Duration.ofSeconds(10))
+                    .until(() -> b.backend.renewBatchSizes.size() >= taken + 4);
             assertThat(List.copyOf(b.backend.renewBatchSizes).subList(taken + 1, taken + 4))
                     .as("each renewal call after all 50 were taken renewed all of them").containsOnly(50);
             assertThat(leases).allMatch(Lease::isValid);
@@ -154,7 +156,7 @@ class CoreLockClientTest {
             AtomicInteger lost = new AtomicInteger();
             lease.onLost(e -> lost.incrementAndGet());
             b.backend.held.remove("x");
-            await(() -> lost.get() > 0, "lost");
+            await("lost").atMost(Duration.ofSeconds(10)).until(() -> lost.get() > 0);
             assertThat(lease.isValid()).isFalse();
             Thread.sleep(300); // three renewal intervals: a second report would come in them
             assertThat(lost).as("once").hasValue(1);
@@ -184,11 +186,12 @@ class CoreLockClientTest {
             long deadline = ((LeaseHandle) lease).hold().deadlineNanos(); // a renewal at this clock would not move it
             clock.set(deadline - 1);
             long seen = watchdogReads.get();
-            await(() -> watchdogReads.get() >= seen + 2, "a whole watchdog pass at a nanosecond before the deadline");
+            await("a whole watchdog pass at a nanosecond before the deadline").atMost(Duration.ofSeconds(10))
+                    .until(() -> watchdogReads.get() >= seen + 2);
             assertThat(lease.isValid()).as("still within the deadline").isTrue();
             assertThat(lostAt).as("not lost before its deadline").hasValue(0);
             clock.set(deadline);
-            await(() -> lostAt.get() != 0, "lost at the deadline");
+            await("lost at the deadline").atMost(Duration.ofSeconds(10)).until(() -> lostAt.get() != 0);
             assertThat(lostAt.get()).as("lost at the deadline's clock").isEqualTo(deadline);
             assertThat(lease.isValid()).isFalse();
         }
@@ -300,9 +303,8 @@ class CoreLockClientTest {
             });
             t.start();
             calling.await();
-            while (t.getState() != Thread.State.TIMED_WAITING) { // parked after its first attempt found the lock busy
-                Thread.onSpinWait();
-            }
+            // parked after its first attempt found the lock busy
+            await().atMost(Duration.ofSeconds(10)).until(() -> t.getState() == Thread.State.TIMED_WAITING);
             t.interrupt();
             b.backend.held.remove("lock-held");
             b.backend.listener.released("lock-held"); // as a backend that hears releases from its server
@@ -388,16 +390,6 @@ class CoreLockClientTest {
             } finally {
                 pool.shutdownNow();
             }
-        }
-    }
-
-    private static void await(java.util.function.BooleanSupplier condition, String what) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() - deadline > 0) {
-                throw new AssertionError("not within 10 s: " + what);
-            }
-            Thread.sleep(5);
         }
     }
 }

@@ -24,11 +24,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.BooleanSupplier;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.assertj.core.api.Assertions.fail;
+import static org.awaitility.Awaitility.await;
 
 /**
  * A lease whose local deadline passed although none of its renewals failed (the process was paused: a long GC, a
@@ -80,7 +79,8 @@ class OverdueLeaseTest {
             List<String> lost = new CopyOnWriteArrayList<>();
             lease.onLost(e -> lost.add(e.getMessage()));
             clock.addAndGet(LEASE.toNanos() + 1); // the process was paused for longer than the lease
-            await(() -> b.backend.renewals.get() > 0 && lease.isValid(), "renewed by the watchdog's confirmer");
+            await("renewed by the watchdog's confirmer").atMost(Duration.ofSeconds(10))
+                    .until(() -> b.backend.renewals.get() > 0 && lease.isValid());
             assertThat(lost).isEmpty();
             lease.checkValid();
             lease.close();
@@ -97,7 +97,7 @@ class OverdueLeaseTest {
             lease.onLost(e -> lost.add(e.getMessage()));
             b.backend.held.clear(); // expired on the server meanwhile
             clock.addAndGet(LEASE.toNanos() + 1);
-            await(() -> !lost.isEmpty(), "lost");
+            await("lost").atMost(Duration.ofSeconds(10)).until(() -> !lost.isEmpty());
             assertThat(lost).singleElement().asString().contains("server no longer shows the grant");
             assertThat(lease.isValid()).isFalse();
             assertThatThrownBy(lease::checkValid).isInstanceOf(LockLostException.class);
@@ -145,7 +145,7 @@ class OverdueLeaseTest {
             b.backend.renewalsFail.set(true);
             assertThat(failureRecorded.await(10, TimeUnit.SECONDS)).as("a failed renewal recorded").isTrue();
             clock.addAndGet(LEASE.toNanos() + 1);
-            await(() -> !lost.isEmpty(), "lost");
+            await("lost").atMost(Duration.ofSeconds(10)).until(() -> !lost.isEmpty());
             assertThat(lost).singleElement().asString().contains("no successful renewal before its deadline")
                     .doesNotContain("renewing it then failed");
             lease.close();
@@ -161,7 +161,7 @@ class OverdueLeaseTest {
             lease.onLost(e -> lost.add(e.getMessage()));
             b.backend.renewalsFail.set(true); // the network died during the pause
             clock.addAndGet(LEASE.toNanos() + 1);
-            await(() -> !lost.isEmpty(), "lost");
+            await("lost").atMost(Duration.ofSeconds(10)).until(() -> !lost.isEmpty());
             assertThat(lost).singleElement().asString().contains("renewing it then failed");
             lease.close();
         }
@@ -210,8 +210,9 @@ class OverdueLeaseTest {
                 held.add(lease);
             }
             jumpedAt.set(clock.addAndGet(LEASE.toNanos() + 1)); // the process was paused for longer than the lease
-            await(() -> held.stream().allMatch(l -> l.isValid() || ((LeaseHandle) l).hold().state() != Hold.State.HELD),
-                    "every lease renewed or lost");
+            await("every lease renewed or lost").atMost(Duration.ofSeconds(10))
+                    .until(() -> held.stream().allMatch(
+                            l -> l.isValid() || ((LeaseHandle) l).hold().state() != Hold.State.HELD));
             assertThat(lost).as("leases the server still showed, called lost").isEmpty();
             held.forEach(Lease::close);
             assertThat(backend.held).as("released").isEmpty();
@@ -279,7 +280,8 @@ class OverdueLeaseTest {
             assertThat(regularRenewalDone.await(10, TimeUnit.SECONDS)).as("the regular renewal answered").isTrue();
             // the overdue renewal was sent before the regular one answered (the backend's latches): it has failed or
             // is failing; done when the lease is no longer overdue (or no longer held)
-            await(() -> h.state() != Hold.State.HELD || !h.overdueLongerThan(0, clock.get()), "overdue renewal done");
+            await("overdue renewal done").atMost(Duration.ofSeconds(10))
+                    .until(() -> h.state() != Hold.State.HELD || !h.overdueLongerThan(0, clock.get()));
             assertThat(lost).isEmpty();
             assertThat(lease.isValid()).isTrue();
             lease.close();
@@ -351,22 +353,13 @@ class OverdueLeaseTest {
             mayRead.countDown();
             assertThat(read.await(10, TimeUnit.SECONDS)).as("the regular renewal read half a lease left").isTrue();
             clock.addAndGet(LEASE.toNanos() / 2 + TimeUnit.MILLISECONDS.toNanos(1)); // past the deadline
-            await(lease::isValid, "the overdue lease renewed by the watchdog's confirmer");
+            await("the overdue lease renewed by the watchdog's confirmer").atMost(Duration.ofSeconds(10))
+                    .until(lease::isValid);
             mayAnswer.countDown();
             assertThat(answered.await(10, TimeUnit.SECONDS)).as("the late renewal answered").isTrue();
             assertThat(lost).isEmpty();
             assertThat(lease.isValid()).isTrue();
             lease.close();
-        }
-    }
-
-    private static void await(BooleanSupplier condition, String what) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() - deadline > 0) {
-                fail("not within 10 s: " + what);
-            }
-            Thread.sleep(5);
         }
     }
 }

@@ -15,10 +15,10 @@ import java.util.Collection;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.BooleanSupplier;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 /**
  * The core over a backend that {@link ReportsSessionState reports its session's state}: a suspension makes leases
@@ -55,18 +55,6 @@ class SessionStateTest {
                 throw new LockBackendException(description(), "not connected", null);
             }
             return super.renew(leases, leaseTime);
-        }
-    }
-
-    /** Waits up to 5 s for the condition, which a background thread makes true; fails the test otherwise. */
-    private static void within5s(BooleanSupplier condition) {
-        long end = System.nanoTime() + Duration.ofSeconds(5).toNanos();
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() - end > 0) {
-                throw new AssertionError("condition not met within 5 s");
-            }
-            Thread.onSpinWait();
-            Thread.yield();
         }
     }
 
@@ -107,7 +95,7 @@ class SessionStateTest {
             b.backend.unreachable.set(false);
             int before = b.backend.confirmations.get();
             b.backend.listener.resumed();
-            within5s(() -> lease.isValid() && second.isValid());
+            await().atMost(Duration.ofSeconds(5)).until(() -> lease.isValid() && second.isValid());
             assertThat(b.backend.confirmations.get() - before).as("one confirmation per uncertain lease")
                     .isGreaterThanOrEqualTo(2);
             lease.checkValid();
@@ -133,7 +121,7 @@ class SessionStateTest {
             b.backend.listener.suspended();
             b.backend.held.clear(); // the node vanished meanwhile
             b.backend.listener.resumed();
-            within5s(() -> lost.get() == 1);
+            await().atMost(Duration.ofSeconds(5)).until(() -> lost.get() == 1);
             assertThat(lease.isValid()).isFalse();
             assertThatThrownBy(lease::checkValid).isInstanceOf(LockLostException.class)
                     .hasMessageContaining("after its session was suspended");
@@ -198,7 +186,7 @@ class SessionStateTest {
             lease.onLost(e -> lost.incrementAndGet());
             b.backend.unreachable.set(true);
             b.backend.listener.suspended();
-            within5s(() -> lost.get() == 1);
+            await().atMost(Duration.ofSeconds(5)).until(() -> lost.get() == 1);
             assertThatThrownBy(lease::checkValid).isInstanceOf(LockLostException.class)
                     .hasMessageContaining("deadline");
             lease.close();

@@ -485,7 +485,7 @@ abstract class SessionHardeningTests {
 
     // ---- item 5: a release does not wait for another thread's blocking slice ------------------------------
 
-    /** The core's server-side wait slice (CoreLockClient.BLOCKING_SLICE_NANOS). */
+    /** The core's server-side wait slice (Acquisition.BLOCKING_SLICE_NANOS). */
     static final long SLICE_MS = 500;
     /** Releases measured by {@link #aReleaseOnTheWaitingSessionDoesNotWaitForAnotherThreadsBlockingSlice}. */
     static final int SLICE_TRIALS = 5;
