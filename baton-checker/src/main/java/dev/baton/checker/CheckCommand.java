@@ -366,6 +366,12 @@ public final class CheckCommand implements Callable<Integer> {
         }
         CheckStrategy strat = Strategies.byName(strategy);
         for (String u : urls) {
+            if (RedisStrategy.isRedis(u) || ZooKeeperStrategy.isZooKeeper(u)) {
+                throw new IllegalArgumentException("--via-cli runs its baton run workers on SQL databases (jdbc: URLs)"
+                        + " only, not on " + (RedisStrategy.isRedis(u) ? "Redis" : "ZooKeeper") + " ('" + u + "'):"
+                        + " check it without --via-cli (the worker mode, whose faults include failover with"
+                        + " --allow-failover), or give --via-cli a PostgreSQL, MariaDB, MySQL or SQLite URL");
+            }
             strat.validate(u);
             if (kinds.contains("failover")) {
                 Failover.of(u).requireProcesses();
