@@ -112,6 +112,11 @@ public final class CheckCommand implements Callable<Integer> {
             + " redis-server again, losing every key). Every client of that server loses its connections.")
     boolean allowRestart;
 
+    /** Why {@code --faults failover} (or switchover) without {@code --allow-failover} is refused. */
+    private static final String FAILOVER_NOT_ALLOWED = "--faults failover kills the leader of your deployment,"
+            + " promotes another server and re-creates the old one as a follower (PostgreSQL: deleting its data"
+            + " directory): add --allow-failover to mean it";
+
     @Option(names = "--allow-failover", description = "Allow the failover fault, on a ZooKeeper ensemble"
             + " (zookeeper://h:p,h:p,h:p: SIGKILL of the leader, restarted as a follower), Redis behind Sentinel"
             + " (redis-sentinel://…#master: SIGKILL of the primary, Sentinel promotes a replica, the old primary"
@@ -139,7 +144,8 @@ public final class CheckCommand implements Callable<Integer> {
     @Option(names = "--via-cli", description = "Each worker is a loop of real `baton run` processes whose command"
             + " (shipped with the checker) works on the resource with $BATON_FENCING_TOKEN and starts a grandchild"
             + " that does too; faults pause-jvm, pause-tree, kill, hup, session-kill, partition (default all),"
-            + " kill-waiter (SIGKILL of a baton run waiting in line);"
+            + " kill-waiter (SIGKILL of a baton run waiting in line), failover (with --allow-failover: the deployment's"
+            + " leader is lost while commands run);"
             + " --strategy lease or session (default 3 workers, 1 lock).")
     boolean viaCli;
 
@@ -255,9 +261,7 @@ public final class CheckCommand implements Callable<Integer> {
                     + " session of every client on it: add --allow-restart to mean it");
         }
         if ((kinds.contains("failover") || kinds.contains("switchover")) && !allowFailover) {
-            throw new IllegalArgumentException("--faults failover kills the leader of your deployment, promotes another"
-                    + " server and re-creates the old one as a follower (PostgreSQL: deleting its data directory):"
-                    + " add --allow-failover to mean it");
+            throw new IllegalArgumentException(FAILOVER_NOT_ALLOWED);
         }
         Pool poolMode = Pool.byId(pool);
         Map<String, CheckStrategy> strategies = new LinkedHashMap<>();
@@ -348,6 +352,9 @@ public final class CheckCommand implements Callable<Integer> {
                         + String.join(", ", CliScenario.FAULTS));
             }
         }
+        if (kinds.contains("failover") && !allowFailover) {
+            throw new IllegalArgumentException(FAILOVER_NOT_ALLOWED);
+        }
         if (json != null) {
             throw new IllegalArgumentException("--json: not written with --via-cli yet; its tables are on standard output");
         }
@@ -359,7 +366,16 @@ public final class CheckCommand implements Callable<Integer> {
         }
         CheckStrategy strat = Strategies.byName(strategy);
         for (String u : urls) {
+            if (RedisStrategy.isRedis(u) || ZooKeeperStrategy.isZooKeeper(u)) {
+                throw new IllegalArgumentException("--via-cli runs its baton run workers on SQL databases (jdbc: URLs)"
+                        + " only, not on " + (RedisStrategy.isRedis(u) ? "Redis" : "ZooKeeper") + " ('" + u + "'):"
+                        + " check it without --via-cli (the worker mode, whose faults include failover with"
+                        + " --allow-failover), or give --via-cli a PostgreSQL, MariaDB, MySQL or SQLite URL");
+            }
             strat.validate(u);
+            if (kinds.contains("failover")) {
+                Failover.of(u).requireProcesses();
+            }
         }
         long baseSeed = seed != null ? seed : System.nanoTime() & 0xFFFFFF;
         Path dir = workDir != null ? workDir : Path.of(System.getProperty("java.io.tmpdir"),

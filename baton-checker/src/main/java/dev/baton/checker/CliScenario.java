@@ -36,7 +36,11 @@ import java.util.concurrent.TimeUnit;
  *   <li>{@code session-kill}: the server ends baton's sessions; {@code partition}: baton's connections go
  *       through a per-worker {@link FaultProxy} (blackhole, reset, drop-responses in turn);</li>
  *   <li>{@code kill-waiter}: SIGKILL of a baton JVM that waits in the line of a held lock (its place, as the
- *       backend lists it, names the JVM's pid), not the one whose command runs.</li>
+ *       backend lists it, names the JVM's pid), not the one whose command runs;</li>
+ *   <li>{@code failover} (asked for by name only, with {@code --allow-failover}): the deployment's leader is lost
+ *       and another takes its place ({@link Failover}) while a command runs; every {@code baton run} whose command
+ *       runs then is marked hit by it, and one that loses its lease must stop its command and exit
+ *       {@value #CONFLICT} like any other; the scenario goes on until a command began on the new leader.</li>
  * </ul>
  * Checks, on the history the resource and this process recorded (one clock):
  * <ol>
@@ -53,7 +57,9 @@ import java.util.concurrent.TimeUnit;
  *       is not mistaken for it);</li>
  *   <li><b>dead waiter</b> (with {@code kill-waiter}): a lock listed free while a live {@code baton run} waits
  *       behind the place of a killed one is granted (its command's BEGIN) within the strategy's bound
- *       ({@link CheckStrategy#deadPlaceBound}) + {@link #MARGIN} ({@link DeadPlaces}).</li>
+ *       ({@link CheckStrategy#deadPlaceBound}) + {@link #MARGIN} ({@link DeadPlaces});</li>
+ *   <li><b>after a failover</b> (with {@code failover}): a command begins within {@link #AFTER_FAILOVER} of the
+ *       deployment being whole again.</li>
  * </ol>
  */
 final class CliScenario {
@@ -63,7 +69,7 @@ final class CliScenario {
     static final int CONFLICT = 76;
     /** The faults of this mode. */
     static final List<String> FAULTS = List.of("pause-jvm", "pause-tree", "kill", "hup", "session-kill",
-            "partition", "kill-waiter", "none");
+            "partition", "kill-waiter", "failover", "none");
     /** The faults run when {@code --faults} is not given. */
     static final List<String> DEFAULT_FAULTS = List.of("pause-jvm", "pause-tree", "kill", "hup", "session-kill",
             "partition");
@@ -74,6 +80,8 @@ final class CliScenario {
     /** How long after {@code --grace} a process of a finished grant may take to be gone. */
     static final Duration SURVIVOR_BOUND = Duration.ofSeconds(2);
     static final Duration GRACE = Duration.ofMillis(500);
+    /** How long after a failover the scenario waits for a command to begin on the new leader. */
+    static final Duration AFTER_FAILOVER = Duration.ofSeconds(30);
 
     /**
      * One scenario.
@@ -121,6 +129,8 @@ final class CliScenario {
     private final List<FaultProxy> proxies = new ArrayList<>();
     private final List<String> notes = new CopyOnWriteArrayList<>();
     private final List<Thread> checkers = new CopyOnWriteArrayList<>();
+    /** Violations the nemesis saw: no command began on the new leader after a failover. */
+    private final List<String> stuck = new CopyOnWriteArrayList<>();
     private volatile boolean stopping;
     private int faults;
     private int hits;
@@ -128,6 +138,8 @@ final class CliScenario {
     private ResourceServer resource;
     private CheckBackend backend;
     private Path task;
+    /** The next failover, its leader found before the target is chosen ({@link Failover#prepare}). */
+    private Failover prepared;
 
     CliScenario(Spec spec) {
         this.spec = spec;
@@ -416,6 +428,14 @@ final class CliScenario {
             if (spec.fault().equals("none") || System.nanoTime() >= (hits < spec.minHits() ? last : end)) {
                 continue;
             }
+            if (spec.fault().equals("failover") && prepared == null) {
+                try {
+                    prepared = Failover.of(spec.url()).prepare(); // the lookups before the target is chosen
+                } catch (IOException e) {
+                    notes.add("failover: cannot find the deployment's leader: " + e.getMessage());
+                    continue;
+                }
+            }
             Run target;
             if (spec.fault().equals("kill-waiter")) {
                 try {
@@ -459,6 +479,7 @@ final class CliScenario {
                     case "kill", "kill-waiter" -> signal("KILL", List.of(pid));
                     case "hup" -> signal("HUP", List.of(pid));
                     case "session-kill" -> backend.killSessions(proxies.get(target.worker).upstreamPorts());
+                    case "failover" -> failover();
                     case "partition" -> {
                         FaultProxy.Mode[] modes = {FaultProxy.Mode.BLACKHOLE, FaultProxy.Mode.RESET,
                                 FaultProxy.Mode.DROP_RESPONSES};
@@ -483,6 +504,41 @@ final class CliScenario {
         }
     }
 
+    /**
+     * The {@code failover} fault: every {@code baton run} whose command runs now is hit by it (the whole deployment
+     * fails over, not one worker's connection); then the prepared {@link Failover} runs to its end, the deployment
+     * whole again.
+     */
+    private void failover() throws IOException, InterruptedException {
+        Failover failover = prepared;
+        prepared = null;
+        for (Run r : current.values()) {
+            if (r.commandPid > 0 && r.exited < 0 && r.fault == null) {
+                r.fault = "failover";
+            }
+        }
+        Failover.Outcome o = failover.run();
+        notes.add("failover " + faults + " at " + ms(o.killed()) + ": " + o.description() + "; the new leader served"
+                + " after " + TimeUnit.NANOSECONDS.toMillis(o.serving() - o.killed()) + " ms, the deployment was whole"
+                + " again after " + TimeUnit.NANOSECONDS.toMillis(o.whole() - o.killed()) + " ms");
+        // the scenario goes on until a command began on the new leader, so that its history shows grants after
+        // the failover too (their tokens against the earlier ones: the stale-access check)
+        long deadline = System.nanoTime() + AFTER_FAILOVER.toNanos();
+        while (System.nanoTime() - deadline < 0) {
+            for (ResourceServer.Access a : resource.accesses()) {
+                if (a.op().equals("begin") && a.accepted() && a.nanos() > o.killed()) {
+                    notes.add("failover " + faults + ": the first command after it began "
+                            + TimeUnit.NANOSECONDS.toMillis(a.nanos() - o.serving()) + " ms after the new leader"
+                            + " served (" + a.attempt() + ", token " + a.token() + ")");
+                    return;
+                }
+            }
+            Thread.sleep(100);
+        }
+        stuck.add("no command began within " + AFTER_FAILOVER.toSeconds() + " s after failover " + faults
+                + " left the deployment whole again (at " + ms(o.whole()) + ")");
+    }
+
     private static void signal(String sig, List<Long> pids) throws IOException, InterruptedException {
         List<String> cmd = new ArrayList<>(List.of("kill", "-" + sig));
         pids.forEach(p -> cmd.add(Long.toString(p)));
@@ -493,7 +549,7 @@ final class CliScenario {
     }
 
     private Result analyse(List<ResourceServer.Access> accesses) {
-        List<String> violations = new ArrayList<>();
+        List<String> violations = new ArrayList<>(stuck);
         // grant start: the first access of each token on its lock (the command's accepted BEGIN)
         Map<String, TreeMap<Long, Long>> grantStart = new HashMap<>(); // lock -> token -> nanos
         Map<String, String> attemptOfToken = new HashMap<>();

@@ -30,6 +30,35 @@ class ViaCliArgumentsTest {
         assertThat(r[1]).contains("unknown fault 'pause'").contains("pause-jvm, pause-tree, kill, hup");
     }
 
+    /** The failover fault runs through baton run as in the worker mode: only when asked to mean it. */
+    @Test
+    void failoverNeedsAllowFailover() {
+        String[] r = run("--via-cli", "--faults", "failover", "--url",
+                "zookeeper://127.0.0.1:2191,127.0.0.1:2192,127.0.0.1:2193");
+        assertThat(r[0]).isEqualTo("64");
+        assertThat(r[1]).contains("--faults failover kills the leader").contains("add --allow-failover");
+    }
+
+    @Test
+    void failoverNeedsADeploymentOfSeveralServers() {
+        String[] r = run("--via-cli", "--faults", "failover", "--allow-failover", "--url", "jdbc:sqlite:/tmp/x.db");
+        assertThat(r[0]).isEqualTo("64");
+        assertThat(r[1]).contains("--faults failover: 'jdbc:sqlite:/tmp/x.db' is not a ZooKeeper ensemble");
+    }
+
+    /** Redis and ZooKeeper (their failover included) are checked by the worker mode; the sentence says so. */
+    @Test
+    void sqlDatabasesOnlyAndTheWorkerModeNamedForTheOthers() {
+        String[] r = run("--via-cli", "--faults", "failover", "--allow-failover", "--url",
+                "redis-sentinel://127.0.0.1:26390,127.0.0.1:26391,127.0.0.1:26392/0#baton");
+        assertThat(r[0]).isEqualTo("64");
+        assertThat(r[1]).contains("--via-cli runs its baton run workers on SQL databases (jdbc: URLs) only, not on Redis")
+                .contains("check it without --via-cli (the worker mode, whose faults include failover");
+        r = run("--via-cli", "--url", "zookeeper://127.0.0.1:2191,127.0.0.1:2192,127.0.0.1:2193");
+        assertThat(r[0]).isEqualTo("64");
+        assertThat(r[1]).contains("only, not on ZooKeeper");
+    }
+
     @Test
     void noPoolToChoose() {
         String[] r = run("--via-cli", "--pool", "small", "--url", "jdbc:sqlite:/tmp/x.db");

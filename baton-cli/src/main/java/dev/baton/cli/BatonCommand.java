@@ -104,7 +104,7 @@ public final class BatonCommand implements Callable<Integer> {
     /** Configures logging, runs the command and exits with its status. */
     public static void main(String[] args) {
         if (args.length > 0 && args[0].equals("run")) {
-            WarmUp.forUrl(runUrl(args)).ifPresent(Thread::start);
+            WarmUp.forUrl(runUrl(args, System.getenv())).ifPresent(Thread::start);
         }
         configureLogging(isVerbose(args), args.length > 0 && args[0].equals("check"));
         System.exit(execute(args));
@@ -112,9 +112,10 @@ public final class BatonCommand implements Callable<Integer> {
 
     /**
      * The URL a {@code baton run} command line names ({@code --url URL} or {@code --url=URL} before the command),
-     * else {@value DatabaseUrl#ENV}, else null (the embedded SQLite file): a first look, for {@link WarmUp} only.
+     * else {@value DatabaseUrl#ENV} in {@code env}, else null (the embedded SQLite file): a first look, for
+     * {@link WarmUp} only.
      */
-    static String runUrl(String[] args) {
+    static String runUrl(String[] args, Map<String, String> env) {
         for (int i = 1; i < args.length && !args[i].equals("--"); i++) {
             if (args[i].equals("--url") && i + 1 < args.length) {
                 return args[i + 1];
@@ -123,7 +124,7 @@ public final class BatonCommand implements Callable<Integer> {
                 return args[i].substring("--url=".length());
             }
         }
-        String fromEnv = System.getenv(DatabaseUrl.ENV);
+        String fromEnv = env.get(DatabaseUrl.ENV);
         return fromEnv == null || fromEnv.isBlank() ? null : fromEnv;
     }
 

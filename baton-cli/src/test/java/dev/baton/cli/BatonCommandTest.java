@@ -17,6 +17,7 @@ import java.io.StringWriter;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.List;
+import java.util.Map;
 import java.util.stream.Stream;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -421,14 +422,28 @@ class BatonCommandTest {
         assertThat(r.err()).doesNotContain("hunter2");
     }
 
-    /** The warm-up's first look at a run's URL: the option in either form, never an argument of the command. */
+    /**
+     * The warm-up's first look at a run's URL: the option in either form, never an argument of the command; without
+     * the option, {@value DatabaseUrl#ENV}, else nothing (the embedded SQLite file).
+     */
     @Test
     void theWarmUpReadsTheRunsUrlOptionOnly() {
         String pg = "jdbc:postgresql://127.0.0.1:5432/test";
-        assertThat(BatonCommand.runUrl(new String[] {"run", "--lock", "x", "--url", pg, "--", "true"})).isEqualTo(pg);
-        assertThat(BatonCommand.runUrl(new String[] {"run", "--url=" + pg, "--lock", "x", "--", "true"})).isEqualTo(pg);
-        org.junit.jupiter.api.Assumptions.assumeTrue(System.getenv(DatabaseUrl.ENV) == null, "BATON_URL is set here");
-        assertThat(BatonCommand.runUrl(new String[] {"run", "--lock", "x", "--", "echo", "--url", pg})).isNull();
+        String redis = "redis://127.0.0.1:6379";
+        Map<String, String> noEnv = Map.of();
+        assertThat(BatonCommand.runUrl(new String[] {"run", "--lock", "x", "--url", pg, "--", "true"}, noEnv))
+                .isEqualTo(pg);
+        assertThat(BatonCommand.runUrl(new String[] {"run", "--url=" + pg, "--lock", "x", "--", "true"}, noEnv))
+                .isEqualTo(pg);
+        assertThat(BatonCommand.runUrl(new String[] {"run", "--lock", "x", "--", "echo", "--url", pg}, noEnv))
+                .isNull();
+        Map<String, String> env = Map.of(DatabaseUrl.ENV, redis);
+        assertThat(BatonCommand.runUrl(new String[] {"run", "--lock", "x", "--", "echo", "--url", pg}, env))
+                .isEqualTo(redis);
+        assertThat(BatonCommand.runUrl(new String[] {"run", "--url", pg, "--lock", "x", "--", "true"}, env))
+                .isEqualTo(pg);
+        assertThat(BatonCommand.runUrl(new String[] {"run", "--lock", "x", "--", "true"},
+                Map.of(DatabaseUrl.ENV, " "))).isNull();
     }
 
     /** Calendar data for SQLite (the default too) and PostgreSQL; nothing for Redis and ZooKeeper. */

@@ -8,6 +8,9 @@ import dev.baton.redis.RedisLocks;
 import dev.baton.testkit.TestServers;
 import io.lettuce.core.RedisURI;
 import dev.baton.faultproxy.FaultProxy;
+import org.awaitility.Awaitility;
+import org.awaitility.core.ConditionFactory;
+import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -32,6 +35,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -166,10 +170,7 @@ class BatonRunIT {
         Path started = dir.resolve("started-" + UUID.randomUUID());
         Baton holder = start("run", "--strategy", "session", "--lock", lock, "--url", PG, "--", "sh", "-c",
                 "touch '" + started + "'; sleep 30");
-        for (int i = 0; i < 300 && !Files.exists(started); i++) {
-            Thread.sleep(50);
-        }
-        assertThat(started).as("command started under the lock; stderr: %s", holder.err()).exists();
+        awaitFile(started, holder);
         Baton list = start("list", "--url", PG);
         assertThat(list.awaitExit(EXIT_TIMEOUT)).as("list; stderr: %s", list.err()).isZero();
         assertThat(list.out().lines().filter(l -> l.endsWith(" " + lock)))
@@ -285,40 +286,21 @@ class BatonRunIT {
         String lock = uniqueLock("lost-grace");
         Baton b = start("run", "--lease", "300ms", "--grace", "500ms", "--lock", lock, "--url", sqliteUrl(), "--",
                 "sh", "-c", "trap '' TERM; sleep 30");
-        SQLiteDataSource ds = new SQLiteDataSource();
-        ds.setUrl(sqliteUrl());
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        try (Connection c = ds.getConnection()) {
-            // SQLite times are epoch milliseconds by SQLite's clock.
-            int taken = 0;
-            while (taken == 0 && System.nanoTime() < deadline && b.process().isAlive()) {
-                try (PreparedStatement ps = c.prepareStatement("UPDATE baton_locks SET owner = 'intruder',"
-                        + " token = token + 1000000, expires_at = expires_at + 60000 WHERE name = ?"
-                        + " AND owner IS NOT NULL")) {
-                    ps.setString(1, lock);
-                    taken = ps.executeUpdate();
-                } catch (SQLException e) {
-                    // no table yet, or the database is busy: try again
-                }
-                Thread.sleep(50);
-            }
-            assertThat(taken).as("took the row over; stderr: %s", b.err()).isEqualTo(1);
-        }
+        takeOverSqlite(lock, b);
         long t0 = System.nanoTime();
         assertThat(b.awaitExit(Duration.ofSeconds(10))).as("stderr: %s", b.err()).isEqualTo(ExitCodes.LEASE_LOST);
         assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(Duration.ofSeconds(5));
         assertThat(b.err()).contains("lost").contains("SIGKILL after 500ms");
     }
 
-    private static void awaitHeld(Connection c, String lock, Baton b) throws SQLException, InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (System.nanoTime() < deadline) {
+    private static void awaitHeld(Connection c, String lock, Baton b) {
+        awaitWhileRunning(b, "baton holds '" + lock + "'", () -> {
             try (PreparedStatement ps = c.prepareStatement("SELECT 1 FROM baton_locks WHERE name = ?"
                     + " AND owner IS NOT NULL AND expires_at > now()")) {
                 ps.setString(1, lock);
                 try (ResultSet rs = ps.executeQuery()) {
                     if (rs.next()) {
-                        return;
+                        return true;
                     }
                 }
             } catch (SQLException e) {
@@ -327,12 +309,8 @@ class BatonRunIT {
                     throw e;
                 }
             }
-            if (!b.process().isAlive()) {
-                fail("baton exited with " + b.process().exitValue() + " before holding '" + lock + "': " + b.err());
-            }
-            Thread.sleep(50);
-        }
-        fail("baton did not acquire '" + lock + "' within 20 s; stderr: " + b.err());
+            return false;
+        });
     }
 
     // ---- d) usage and unavailable ----
@@ -411,13 +389,7 @@ class BatonRunIT {
         Baton b = start("run", "--lock", lock, "--url", sqliteUrl(), "--", "sh", "-c",
                 // the signal reaches the whole group: the background sleep may be gone before the trap runs
                 "trap 'kill $! 2>/dev/null; exit 42' " + signal + "; sleep 30 & touch '" + ready + "'; wait");
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (!Files.exists(ready)) {
-            if (!b.process().isAlive() || System.nanoTime() > deadline) {
-                fail("the command did not start; stderr: " + b.err());
-            }
-            Thread.sleep(20);
-        }
+        awaitFile(ready, b);
 
         signal(b.process(), signal);
         assertThat(b.awaitExit(EXIT_TIMEOUT)).as("stderr: %s", b.err()).isEqualTo(42);
@@ -440,11 +412,8 @@ class BatonRunIT {
                 "trap '' " + signal + "; echo $$ > '" + pid + ".tmp'; mv '" + pid + ".tmp' '" + pid + "'; sleep 60");
         awaitFile(pid, b);
         long group = readPids(pid).get(0);
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (groupMembers(group).size() < 2 && System.nanoTime() < deadline) {
-            Thread.sleep(20);
-        }
-        assertThat(groupMembers(group)).as("the command and its sleep").hasSizeGreaterThanOrEqualTo(2);
+        awaitAtMost(Duration.ofSeconds(20)).untilAsserted(() ->
+                assertThat(groupMembers(group)).as("the command and its sleep").hasSizeGreaterThanOrEqualTo(2));
 
         long t0 = System.nanoTime();
         kill(signal, b.process().pid());
@@ -516,26 +485,24 @@ class BatonRunIT {
     }
 
     /** Waits until the process has the file open (Linux /proc): by then baton has its handlers and client. */
-    private static void awaitOpenFile(Process p, Path file) throws Exception {
+    private static void awaitOpenFile(Process p, Path file) {
         Path fds = Path.of("/proc", Long.toString(p.pid()), "fd");
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (System.nanoTime() < deadline && p.isAlive()) {
+        awaitAtMost(Duration.ofSeconds(20)).alias("process " + p.pid() + " opens " + file).until(() -> {
+            if (!p.isAlive()) {
+                fail("process " + p.pid() + " exited with " + p.exitValue() + " before it opened " + file);
+            }
             try (var list = Files.list(fds)) {
-                if (list.anyMatch(fd -> {
+                return list.anyMatch(fd -> {
                     try {
                         return Files.readSymbolicLink(fd).equals(file.toRealPath());
                     } catch (IOException e) {
                         return false;
                     }
-                })) {
-                    return;
-                }
+                });
             } catch (IOException e) {
-                // the process is starting or gone; check again
+                return false; // the process is starting or gone; check again
             }
-            Thread.sleep(20);
-        }
-        fail("process " + p.pid() + " never opened " + file);
+        });
     }
 
     private static void signal(Process p, String signal) throws Exception {
@@ -800,14 +767,9 @@ class BatonRunIT {
         }
     }
 
-    private static void awaitExpired(Expiry expiry, String lock) throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (!expiry.expired(lock)) {
-            if (System.nanoTime() > deadline) {
-                fail("the lease of '" + lock + "' did not expire on the server within 20 s");
-            }
-            Thread.sleep(50);
-        }
+    private static void awaitExpired(Expiry expiry, String lock) {
+        awaitAtMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(50))
+                .alias("the lease of '" + lock + "' expires on the server").until(() -> expiry.expired(lock));
     }
 
     /** SIGSTOP for three lease times (500 ms), then SIGCONT. */
@@ -921,12 +883,8 @@ class BatonRunIT {
         assertThat(group).allMatch(BatonRunIT::isRunning);
         b.process().destroyForcibly();
         b.process().waitFor();
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (group.stream().anyMatch(BatonRunIT::isRunning) && System.nanoTime() < deadline) {
-            Thread.sleep(20);
-        }
-        assertThat(group).as("the command and its child 10 s after baton was killed")
-                .noneMatch(BatonRunIT::isRunning);
+        awaitAtMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(group)
+                .as("the command and its child 10 s after baton was killed").noneMatch(BatonRunIT::isRunning));
     }
 
     /** The second line of defence: the command's parent-death signal (setpriv) ties it to its supervisor. */
@@ -943,11 +901,8 @@ class BatonRunIT {
                 .contains(b.process().pid());
         kill("KILL", supervisor.pid());
         assertThat(b.awaitExit(EXIT_TIMEOUT)).as("stderr: %s", b.err()).isEqualTo(128 + 9);
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (isRunning(command) && System.nanoTime() < deadline) {
-            Thread.sleep(20);
-        }
-        assertThat(isRunning(command)).as("the command 10 s after its supervisor was killed").isFalse();
+        awaitAtMost(Duration.ofSeconds(10)).untilAsserted(() ->
+                assertThat(isRunning(command)).as("the command 10 s after its supervisor was killed").isFalse());
     }
 
     @Test
@@ -1077,11 +1032,10 @@ class BatonRunIT {
                 count.toString(), ready.toString(), stop.toString());
         awaitFile(ready, b);
         kill("INT", -b.process().pid());
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (!(b.err().contains("passed SIGINT on") && Files.exists(count)) && System.nanoTime() < deadline) {
-            Thread.sleep(20);
-        }
-        assertThat(b.err()).as("baton passed SIGINT on").contains("passed SIGINT on");
+        awaitAtMost(Duration.ofSeconds(20)).untilAsserted(() -> {
+            assertThat(b.err()).as("baton passed SIGINT on").contains("passed SIGINT on");
+            assertThat(count).as("the command counted its SIGINTs").exists();
+        });
         Files.createFile(stop);
         assertThat(b.awaitExit(EXIT_TIMEOUT)).as("stderr: %s", b.err()).isZero();
         assertThat(Files.readAllLines(count)).as("SIGINTs the command received").containsExactly("INT");
@@ -1156,23 +1110,21 @@ class BatonRunIT {
     private void takeOverSqlite(String lock, Baton b) throws Exception {
         SQLiteDataSource ds = new SQLiteDataSource();
         ds.setUrl(sqliteUrl());
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
         try (Connection c = ds.getConnection()) {
-            int taken = 0;
-            while (taken == 0 && System.nanoTime() < deadline && b.process().isAlive()) {
+            // SQLite times are epoch milliseconds by SQLite's clock.
+            awaitWhileRunning(b, "the row of '" + lock + "' was taken over", () -> {
                 try (PreparedStatement ps = c.prepareStatement("UPDATE baton_locks SET owner = 'intruder',"
                         + " token = token + 1000000, expires_at = expires_at + 60000 WHERE name = ?"
                         + " AND owner IS NOT NULL")) {
                     ps.setString(1, lock);
-                    taken = ps.executeUpdate();
+                    if (ps.executeUpdate() == 1) {
+                        return true;
+                    }
                 } catch (SQLException e) {
-                    // the database is busy: try again
+                    // no table yet, or the database is busy: try again
                 }
-                if (taken == 0) {
-                    Thread.sleep(20);
-                }
-            }
-            assertThat(taken).as("took the row over; stderr: %s", b.err()).isEqualTo(1);
+                return false;
+            });
         }
     }
 
@@ -1182,17 +1134,33 @@ class BatonRunIT {
     }
 
     /** Waits for a file the command writes; fails if {@code b} (when given) exits first. */
-    private static void awaitFile(Path file, Baton b) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (!Files.exists(file)) {
-            if (b != null && !b.process().isAlive()) {
-                fail("baton exited with " + b.process().exitValue() + " before " + file + " appeared: " + b.err());
-            }
-            if (System.nanoTime() > deadline) {
-                fail(file + " did not appear within 20 s" + (b == null ? "" : "; stderr: " + b.err()));
-            }
-            Thread.sleep(20);
+    private static void awaitFile(Path file, Baton b) {
+        awaitWhileRunning(b, file + " appeared", () -> Files.exists(file));
+    }
+
+    /**
+     * Waits at most 20 s for {@code condition}; fails at once if {@code b} (when given) has exited before it held,
+     * and names baton's status and stderr in either failure.
+     */
+    private static void awaitWhileRunning(Baton b, String what, Callable<Boolean> condition) {
+        try {
+            awaitAtMost(Duration.ofSeconds(20)).alias(what).until(() -> {
+                if (condition.call()) {
+                    return true;
+                }
+                if (b != null && !b.process().isAlive()) {
+                    fail("baton exited with " + b.process().exitValue() + " before " + what + "; stderr: " + b.err());
+                }
+                return false;
+            });
+        } catch (ConditionTimeoutException e) {
+            fail(e.getMessage() + (b == null ? "" : "; stderr: " + b.err()), e);
         }
+    }
+
+    /** Polls every 20 ms for at most {@code atMost}; an exception the condition throws fails the wait at once. */
+    private static ConditionFactory awaitAtMost(Duration atMost) {
+        return Awaitility.await().atMost(atMost).pollInterval(Duration.ofMillis(20));
     }
 
     private static List<Long> readPids(Path file) throws IOException {
@@ -1209,16 +1177,12 @@ class BatonRunIT {
         }
     }
 
-    private static void awaitState(long pid, char state) throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (System.nanoTime() < deadline) {
-            String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
-            if (stat.charAt(stat.lastIndexOf(')') + 2) == state) {
-                return;
-            }
-            Thread.sleep(5);
-        }
-        fail("process " + pid + " did not reach state " + state);
+    private static void awaitState(long pid, char state) {
+        awaitAtMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(5))
+                .alias("process " + pid + " reaches state " + state).until(() -> {
+                    String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
+                    return stat.charAt(stat.lastIndexOf(')') + 2) == state;
+                });
     }
 
     /** kill(1) with a signal name; a negative pid is a process group. */
