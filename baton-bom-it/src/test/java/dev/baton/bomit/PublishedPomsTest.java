@@ -19,7 +19,8 @@ import org.w3c.dom.NodeList;
  * The metadata Maven Central asks of every deployed POM (name, description, URL, licence, developers, SCM) is there
  * and right for each published module: a module's own POM has a name (Maven does not inherit it), and what it
  * inherits from baton-parent is baton-parent's value, not one with the module's artifactId appended (Maven's default
- * for the URL and the SCM locations, wrong for modules of one Git repository).
+ * for the URL and the SCM locations, wrong for modules of one Git repository). And the README's module table has a
+ * row for each.
  */
 class PublishedPomsTest {
 
@@ -65,6 +66,15 @@ class PublishedPomsTest {
         for (String element : List.of("url", "inceptionYear", "licenses", "developers", "scm")) {
             assertThat(normalized(child(bom, element))).as("<%s> in baton-bom/pom.xml and in pom.xml", element)
                     .isEqualTo(normalized(child(parent, element)));
+        }
+    }
+
+    @Test
+    void theReadmeListsEveryPublishedModule() throws Exception {
+        String readme = Files.readString(ROOT.resolve("README.md"));
+        for (String module : publishedModules()) {
+            assertThat(readme).as("a row for %s in the README's module table (what it is for, what it depends on)",
+                    module).containsPattern("(?m)^\\| `" + module + "` \\|[^|\\n]+\\|[^|\\n]+\\|$");
         }
     }
 
