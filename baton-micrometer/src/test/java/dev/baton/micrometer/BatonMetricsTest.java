@@ -1,6 +1,7 @@
 package dev.baton.micrometer;
 
 import dev.baton.Lease;
+import dev.baton.LockBackendException;
 import dev.baton.LockClient;
 import dev.baton.LockLostException;
 import dev.baton.LockObserver;
@@ -194,6 +195,25 @@ class BatonMetricsTest {
                 .hasLowCardinalityKeyValue("outcome", "granted")
                 .hasHighCardinalityKeyValue("lock.name", "m-traced");
         assertThat(acquire("m-traced", "granted").count()).isEqualTo(1);
+    }
+
+    @Test
+    void anAcquisitionTheBackendFailsIsAnErrorWithItsExceptionAndAnObservationError() {
+        TestObservationRegistry observations = TestObservationRegistry.create();
+        LockClient c = client(BatonMetrics.builder(registry).observationRegistry(observations).build());
+        try (InMemoryLockServer.CutOff ignored = server.cutOff(c)) {
+            assertThatThrownBy(() -> c.lock("m-error").tryAcquire()).isInstanceOf(LockBackendException.class);
+        }
+        Timer error = acquire("m-error", "error");
+        assertThat(error).as("baton.acquire{outcome=error} in %s", registry.getMetersAsString()).isNotNull();
+        assertThat(error.count()).isEqualTo(1);
+        assertThat(error.getId().getTag("exception")).isEqualTo("LockBackendException");
+        TestObservationRegistryAssert.assertThat(observations)
+                .hasObservationWithNameEqualTo(BatonMetrics.OBSERVATION).that()
+                .hasBeenStopped()
+                .hasLowCardinalityKeyValue("outcome", "error")
+                .assertThatError().isInstanceOf(LockBackendException.class);
+        assertThat(held("m-error")).isZero();
     }
 
     @Test
