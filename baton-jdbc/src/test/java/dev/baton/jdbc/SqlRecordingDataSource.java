@@ -7,6 +7,8 @@ import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Method;
 import java.lang.reflect.Proxy;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.SQLFeatureNotSupportedException;
 import java.sql.Statement;
@@ -16,7 +18,8 @@ import java.util.logging.Logger;
 
 /**
  * A data source over a real one that records the SQL text of every statement its connections prepare or
- * execute, so a test can tell what a client sent (for example, that it never sent {@code LISTEN}).
+ * execute, so a test can tell what a client sent (for example, that it never sent {@code LISTEN}), and, asked, what
+ * it read back of some of them ({@link #recordAnswers}).
  */
 final class SqlRecordingDataSource implements DataSource {
     private final DataSource raw;
@@ -51,6 +54,22 @@ final class SqlRecordingDataSource implements DataSource {
             }
             action.run();
         }
+    }
+
+    private volatile String answersFragment;
+    private final List<Integer> answers = new CopyOnWriteArrayList<>();
+
+    /**
+     * From now on, records what the client reads as an {@code int} from the first column of the results of every
+     * statement whose SQL text contains {@code fragment} and that is prepared from now on (see {@link #answers()}).
+     */
+    void recordAnswers(String fragment) {
+        answersFragment = fragment;
+    }
+
+    /** What {@link #recordAnswers} recorded, in order: the first column of each row the client read, as an int. */
+    List<Integer> answers() {
+        return List.copyOf(answers);
     }
 
     /**
@@ -93,8 +112,35 @@ final class SqlRecordingDataSource implements DataSource {
             } catch (InvocationTargetException e) {
                 throw e.getCause();
             }
-            return method.getName().equals("createStatement") && result != null
-                    ? recording(result, Statement.class) : result;
+            if (method.getName().equals("createStatement") && result != null) {
+                return recording(result, Statement.class);
+            }
+            String fragment = answersFragment;
+            if (method.getName().equals("prepareStatement") && result != null && fragment != null
+                    && ((String) args[0]).contains(fragment)) {
+                return answering(result, PreparedStatement.class);
+            }
+            return result;
+        };
+        return Proxy.newProxyInstance(type.getClassLoader(), new Class<?>[] {type}, h);
+    }
+
+    /** {@code target}, a statement or a result set, recording what the client reads of column 1 as an int. */
+    private Object answering(Object target, Class<?> type) {
+        InvocationHandler h = (p, method, args) -> {
+            Object result;
+            try {
+                result = method.invoke(target, args);
+            } catch (InvocationTargetException e) {
+                throw e.getCause();
+            }
+            if (method.getName().equals("executeQuery") && result != null) {
+                return answering(result, ResultSet.class);
+            }
+            if (method.getName().equals("getInt") && args.length == 1 && Integer.valueOf(1).equals(args[0])) {
+                answers.add((Integer) result);
+            }
+            return result;
         };
         return Proxy.newProxyInstance(type.getClassLoader(), new Class<?>[] {type}, h);
     }
