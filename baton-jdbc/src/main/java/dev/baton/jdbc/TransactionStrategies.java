@@ -13,6 +13,9 @@ import java.time.Duration;
  * The strategies of a {@link JdbcLockClient} that run per call on a borrowed connection rather than through
  * the core: the transaction row lock, the optimistic version and scheduled runs. They hold no connection or
  * thread between calls; closing the client only makes further calls fail.
+ *
+ * <p>Part of the facade, with {@link JdbcLocks}: its one job is assembling these strategies, so it is one of the
+ * root classes that may refer to the strategy packages (PackageCyclesTest); the API types refer to none.
  */
 final class TransactionStrategies {
     private final String clientId;

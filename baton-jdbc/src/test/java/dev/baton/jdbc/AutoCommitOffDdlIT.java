@@ -1,5 +1,7 @@
 package dev.baton.jdbc;
 
+import dev.baton.jdbc.fixtures.TxDatabase;
+
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.params.ParameterizedTest;

@@ -1,6 +1,7 @@
 package dev.baton.jdbc;
 
 import dev.baton.Lease;
+import dev.baton.jdbc.fixtures.TxDatabase;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.params.ParameterizedTest;

@@ -2,6 +2,7 @@ package dev.baton.jdbc;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.baton.Lease;
+import dev.baton.jdbc.fixtures.TxDatabase;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.params.ParameterizedTest;

@@ -4,6 +4,7 @@ import dev.baton.Lease;
 import dev.baton.LockException;
 import dev.baton.LockInfo;
 import dev.baton.LockTimeoutException;
+import dev.baton.jdbc.fixtures.TxDatabase;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.params.ParameterizedTest;

@@ -23,22 +23,62 @@ import java.util.stream.Stream;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * No import cycle between baton-jdbc's strategy packages ({@code lease}, {@code session}, {@code readwrite},
- * {@code internal}, …): what two of them share lives in one that both depend on ({@code internal}). Read from the
- * compiled classes' constant pools (every class a class refers to is named there), no library needed. The root
- * package {@code dev.baton.jdbc} is left out: it is the public API (the dialects, the strategies' interfaces) that
- * every strategy implements, and the facade ({@link JdbcLocks}) that assembles them.
+ * How baton-jdbc's packages may refer to each other, read from the compiled classes' constant pools (every class a
+ * class refers to is named there), no library needed.
+ * <ul>
+ *   <li>The root package {@code dev.baton.jdbc} holds the public API ({@link Dialect}, {@link Strategy},
+ *       {@link JdbcLockClient}, the types of the per-call strategies) and the facade: the classes whose one job is
+ *       assembling the strategies ({@link #FACADE}: {@link JdbcLocks} with its nested classes, and
+ *       {@code TransactionStrategies}). Only the facade refers to the strategy packages; every other root class
+ *       refers to none, so the API stands without them.</li>
+ *   <li>No cycle between the packages, the root's API and facade counted as two: the strategy packages
+ *       ({@code lease}, {@code session}, {@code readwrite}, {@code rowlock}, {@code optimistic}, {@code scheduled})
+ *       implement the API and never refer to the facade that assembles them, and what two of them share lives in
+ *       one both depend on ({@code internal}).</li>
+ * </ul>
+ * A root class that needs a strategy package's code is either part of the facade (then it joins {@link #FACADE}) or
+ * is not, and then the reference is turned around (the strategy implements an API interface) or the helper moves
+ * to {@code internal}.
  */
 class PackageCyclesTest {
     private static final String ROOT = "dev.baton.jdbc";
+    /** The root classes that assemble the strategies (with their nested classes), by simple name. */
+    static final Set<String> FACADE = Set.of("JdbcLocks", "TransactionStrategies");
+    /** The facade's node in the package graph: the root package's classes of {@link #FACADE}. */
+    private static final String FACADE_NODE = ROOT + " (facade)";
 
     @Test
-    void theStrategyPackagesDependOnEachOtherWithoutACycle() throws Exception {
-        Map<String, Set<String>> graph = packageGraph(classesDirectory());
-        assertThat(graph).as("packages found").containsKeys(ROOT + ".lease", ROOT + ".session", ROOT + ".internal");
-        graph.remove(ROOT);
-        graph.values().forEach(deps -> deps.remove(ROOT));
+    void thePackagesDependOnEachOtherWithoutACycle() throws Exception {
+        Map<String, Set<String>> graph = packageGraph(references(classesDirectory()), FACADE);
+        assertThat(graph).as("packages found").containsKeys(ROOT, FACADE_NODE, ROOT + ".lease", ROOT + ".session",
+                ROOT + ".internal");
         assertThat(cycle(graph)).as("a cycle between baton-jdbc's packages (graph: %s)", graph).isEmpty();
+    }
+
+    @Test
+    void onlyTheFacadeRefersToTheStrategyPackages() throws Exception {
+        Map<String, Set<String>> references = references(classesDirectory());
+        assertThat(strayReferences(references, FACADE))
+                .as("root classes outside the facade %s that refer to a strategy package", FACADE).isEmpty();
+        assertThat(references.get(ROOT + ".JdbcLocks$Builder")).as("the facade, read")
+                .contains(ROOT + ".lease.JdbcLeaseBackend");
+    }
+
+    /**
+     * The check itself finds a root class outside the facade that refers to a strategy package: with a smaller
+     * facade, the classes left out of it are reported with what they refer to.
+     */
+    @Test
+    void theFacadeCheckFindsAStrayReference() throws Exception {
+        Map<String, Set<String>> references = references(classesDirectory());
+        Map<String, Set<String>> stray = strayReferences(references, Set.of("JdbcLocks"));
+        assertThat(stray).containsOnlyKeys(ROOT + ".TransactionStrategies");
+        assertThat(stray.get(ROOT + ".TransactionStrategies")).contains(ROOT + ".rowlock.RowLockStrategy",
+                ROOT + ".optimistic.OptimisticStrategy", ROOT + ".scheduled.ScheduledRuns");
+        assertThat(strayReferences(references, Set.of())).containsKeys(ROOT + ".JdbcLocks$Builder",
+                ROOT + ".JdbcLocks$Client", ROOT + ".TransactionStrategies");
+        // and with the facade's classes among the API's, the package graph has a cycle through the root
+        assertThat(cycle(packageGraph(references, Set.of()))).contains(ROOT);
     }
 
     /** The check itself finds a cycle where there is one, and none where there is none. */
@@ -59,27 +99,73 @@ class PackageCyclesTest {
         return location;
     }
 
-    /** Package → the other baton-jdbc packages its classes refer to. */
-    private static Map<String, Set<String>> packageGraph(Path classes) throws IOException {
-        Map<String, Set<String>> graph = new TreeMap<>();
-        Pattern reference = Pattern.compile("(dev/baton/jdbc(?:/[a-z][a-z0-9_]*)*)/[A-Z][\\w$]*");
+    /** Class → the other baton-jdbc classes it refers to (binary names: {@code dev.baton.jdbc.JdbcLocks$Builder}). */
+    private static Map<String, Set<String>> references(Path classes) throws IOException {
+        Map<String, Set<String>> references = new TreeMap<>();
+        Pattern reference = Pattern.compile("dev/baton/jdbc(?:/[a-z][a-z0-9_]*)*/[A-Z][\\w$]*");
         try (Stream<Path> files = Files.walk(classes.resolve("dev/baton/jdbc"))) {
             for (Path file : (Iterable<Path>) files.filter(f -> f.toString().endsWith(".class"))::iterator) {
-                String from = classes.relativize(file.getParent()).toString().replace('/', '.')
-                        .replace('\\', '.');
-                Set<String> deps = graph.computeIfAbsent(from, k -> new TreeSet<>());
+                String from = classes.relativize(file).toString().replace('\\', '/').replaceFirst("\\.class$", "")
+                        .replace('/', '.');
+                Set<String> to = references.computeIfAbsent(from, k -> new TreeSet<>());
                 for (String text : utf8Constants(file)) {
                     Matcher m = reference.matcher(text);
                     while (m.find()) {
-                        String to = m.group(1).replace('/', '.');
-                        if (!to.equals(from)) {
-                            deps.add(to);
+                        String name = m.group().replace('/', '.');
+                        if (!name.equals(from)) {
+                            to.add(name);
                         }
                     }
                 }
             }
         }
+        return references;
+    }
+
+    private static String packageOf(String className) {
+        return className.substring(0, className.lastIndexOf('.'));
+    }
+
+    /** Whether {@code className} is in the root package and, or its enclosing class, named in {@code facade}. */
+    private static boolean inFacade(String className, Set<String> facade) {
+        if (!packageOf(className).equals(ROOT)) {
+            return false;
+        }
+        String simple = className.substring(ROOT.length() + 1);
+        int nested = simple.indexOf('$');
+        return facade.contains(nested < 0 ? simple : simple.substring(0, nested));
+    }
+
+    /** The root classes outside {@code facade} → the classes of other baton-jdbc packages they refer to. */
+    static Map<String, Set<String>> strayReferences(Map<String, Set<String>> references, Set<String> facade) {
+        Map<String, Set<String>> stray = new TreeMap<>();
+        references.forEach((from, to) -> {
+            if (packageOf(from).equals(ROOT) && !inFacade(from, facade)) {
+                Set<String> out = new TreeSet<>(to.stream().filter(t -> !packageOf(t).equals(ROOT)).toList());
+                if (!out.isEmpty()) {
+                    stray.put(from, out);
+                }
+            }
+        });
+        return stray;
+    }
+
+    /**
+     * Package → the other packages its classes refer to, the root's {@code facade} classes counted as a package of
+     * their own ({@link #FACADE_NODE}).
+     */
+    private static Map<String, Set<String>> packageGraph(Map<String, Set<String>> references, Set<String> facade) {
+        Map<String, Set<String>> graph = new TreeMap<>();
+        references.forEach((from, to) -> {
+            String node = node(from, facade);
+            Set<String> deps = graph.computeIfAbsent(node, k -> new TreeSet<>());
+            to.stream().map(t -> node(t, facade)).filter(n -> !n.equals(node)).forEach(deps::add);
+        });
         return graph;
+    }
+
+    private static String node(String className, Set<String> facade) {
+        return inFacade(className, facade) ? FACADE_NODE : packageOf(className);
     }
 
     /** The UTF-8 entries of a class file's constant pool: class names, descriptors, signatures among them. */

@@ -4,6 +4,9 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.baton.Lease;
 import dev.baton.LockException;
+import dev.baton.jdbc.fixtures.PostgresFixture;
+import dev.baton.jdbc.fixtures.SqlRecordingDataSource;
+import dev.baton.jdbc.fixtures.TxDatabase;
 import dev.baton.testkit.TestServers;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
@@ -28,7 +31,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * Through a real PgBouncer in transaction mode (started by scripts/start-servers.sh on :6432): session
  * locks would be silently broken there, so the session strategy refuses it; the lease strategy works, with
  * URLs as users write them, never {@code LISTEN}s through it, and is woken by {@code NOTIFY} only over a
- * direct {@code notificationDataSource}. (The whole lease ladder through it: {@link PgBouncerLeaseIT}.)
+ * direct {@code notificationDataSource}. (The whole lease ladder through it: {@code lease.PgBouncerLeaseIT}.)
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class PgBouncerIT {

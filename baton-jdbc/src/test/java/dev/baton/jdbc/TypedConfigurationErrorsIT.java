@@ -4,6 +4,8 @@ import dev.baton.LockClientClosedException;
 import dev.baton.LockException;
 import dev.baton.MissingSchemaException;
 import dev.baton.UnsupportedBackendException;
+import dev.baton.jdbc.fixtures.PostgresFixture;
+import dev.baton.jdbc.fixtures.TxDatabase;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.postgresql.ds.PGSimpleDataSource;

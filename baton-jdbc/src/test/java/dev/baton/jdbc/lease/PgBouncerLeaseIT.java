@@ -1,0 +1,18 @@
+package dev.baton.jdbc.lease;
+
+import dev.baton.jdbc.fixtures.PgBouncerFixture;
+import dev.baton.testkit.FairLeaseContract;
+import dev.baton.testkit.LockFixture;
+
+/** The whole contract ladder for the lease strategy through the real PgBouncer in transaction mode. */
+class PgBouncerLeaseIT extends FairLeaseContract {
+    @Override
+    protected LockFixture createFixture() {
+        return new PgBouncerFixture();
+    }
+
+    @Override
+    protected Class<? extends LockFixture> fixtureClass() {
+        return PgBouncerFixture.class;
+    }
+}
