@@ -125,7 +125,8 @@ public final class RedisLocks {
      * bound is {@link Builder#commandTimeout}. Host names are resolved by the JDK ({@code InetAddress}, as JDBC
      * drivers and ZooKeeper resolve theirs: {@code /etc/hosts}, then the system's resolver, with the JDK's cache),
      * not by Netty's DNS client, Lettuce's default, which reads the resolver's configuration and opens a socket of
-     * its own when a client starts.
+     * its own when a client starts. Its Lettuce resources run two I/O and two computation threads, not one of each
+     * per core.
      * For example {@code redis-sentinel://127.0.0.1:26379,127.0.0.1:26380/0?requireReplicas=1&replicaTimeout=500ms#mymaster}.
      *
      * @throws IllegalArgumentException if the URL is null, not one Lettuce accepts, or a parameter of Baton's has a
@@ -268,6 +269,10 @@ public final class RedisLocks {
                         // the JDK's resolver: Netty's DNS client costs a short-lived process (baton run) a
                         // noticeable part of its start, for no gain to a client of one host or a few Sentinels
                         .addressResolverGroup(DefaultAddressResolverGroup.INSTANCE)
+                        // two connections (a few more behind Sentinels) need no more than two threads; Lettuce's
+                        // default is one per core, each event loop with a selector of its own, made at start
+                        .ioThreadPoolSize(2)
+                        .computationThreadPoolSize(2)
                         .build();
                 // connections without Lettuce's synchronous API, which is slow to build (AsyncOnlyRedisClient)
                 c = new AsyncOnlyRedisClient(resources, uri);
