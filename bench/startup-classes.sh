@@ -24,8 +24,9 @@ urls=("jdbc:sqlite:$work/classes.db"
 i=0
 for url in "${urls[@]}"; do
   i=$((i + 1))
-  # without the launcher's archive, so that every class the call needs is logged with where it came from
-  java -XX:TieredStopAtLevel=1 -Xlog:class+load=info:file="$work/load-$i.log" -jar "$jar" \
+  # without the launcher's archive, so that every class the call needs is logged with where it came from; with
+  # the launcher's properties that change what a call loads (no JFR events from Lettuce and Netty)
+  java -XX:TieredStopAtLevel=1 -Dio.lettuce.core.jfr=false -Dio.netty.jfr.enabled=false -Xlog:class+load=info:file="$work/load-$i.log" -jar "$jar" \
     run --url "$url" --lock "startup-classes-$$" -- true >/dev/null
 done
 # classes read from the jar or the JDK's modules (not the JDK's archive, and not the classes the JVM spins at

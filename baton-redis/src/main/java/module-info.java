@@ -4,6 +4,7 @@
 module dev.baton.redis {
     requires transitive dev.baton.core;
     requires transitive lettuce.core;
+    requires io.netty.resolver;
     requires org.slf4j;
 
     exports dev.baton.redis;

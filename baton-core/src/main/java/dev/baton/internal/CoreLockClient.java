@@ -24,7 +24,6 @@ import dev.baton.spi.ReportsSessionState;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.net.InetAddress;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
@@ -184,11 +183,7 @@ public final class CoreLockClient implements LockClient {
     private static String newClientId(String prefix) {
         String host = prefix;
         if (host == null) {
-            try {
-                host = InetAddress.getLocalHost().getHostName();
-            } catch (Exception e) {
-                host = "unknown-host";
-            }
+            host = HostName.get();
             if (host.length() > 64) {
                 host = host.substring(0, 64);
             }

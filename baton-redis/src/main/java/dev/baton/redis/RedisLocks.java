@@ -15,6 +15,7 @@ import io.lettuce.core.RedisClient;
 import io.lettuce.core.RedisURI;
 import io.lettuce.core.protocol.CommandType;
 import io.lettuce.core.protocol.ProtocolKeyword;
+import io.netty.resolver.DefaultAddressResolverGroup;
 
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
@@ -121,7 +122,11 @@ public final class RedisLocks {
      *       {@value #DEFAULT_REPLICA_TIMEOUT_MS}ms).</li>
      * </ul>
      * Lettuce's own {@code timeout} parameter bounds connecting (to the Sentinels and the primary); without it that
-     * bound is {@link Builder#commandTimeout}.
+     * bound is {@link Builder#commandTimeout}. Host names are resolved by the JDK ({@code InetAddress}, as JDBC
+     * drivers and ZooKeeper resolve theirs: {@code /etc/hosts}, then the system's resolver, with the JDK's cache),
+     * not by Netty's DNS client, Lettuce's default, which reads the resolver's configuration and opens a socket of
+     * its own when a client starts. Its Lettuce resources run two I/O and two computation threads, not one of each
+     * per core.
      * For example {@code redis-sentinel://127.0.0.1:26379,127.0.0.1:26380/0?requireReplicas=1&replicaTimeout=500ms#mymaster}.
      *
      * @throws IllegalArgumentException if the URL is null, not one Lettuce accepts, or a parameter of Baton's has a
@@ -261,6 +266,13 @@ public final class RedisLocks {
                 ClientResources resources = ClientResources.builder()
                         .reconnectDelay(Delay.exponential(Duration.ofMillis(1), MAX_RECONNECT_DELAY, 2,
                                 TimeUnit.MILLISECONDS))
+                        // the JDK's resolver: Netty's DNS client costs a short-lived process (baton run) a
+                        // noticeable part of its start, for no gain to a client of one host or a few Sentinels
+                        .addressResolverGroup(DefaultAddressResolverGroup.INSTANCE)
+                        // two connections (a few more behind Sentinels) need no more than two threads; Lettuce's
+                        // default is one per core, each event loop with a selector of its own, made at start
+                        .ioThreadPoolSize(2)
+                        .computationThreadPoolSize(2)
                         .build();
                 // connections without Lettuce's synchronous API, which is slow to build (AsyncOnlyRedisClient)
                 c = new AsyncOnlyRedisClient(resources, uri);
