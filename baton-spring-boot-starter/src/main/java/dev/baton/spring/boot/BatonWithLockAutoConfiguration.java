@@ -19,7 +19,8 @@ import org.springframework.context.annotation.ImportBeanDefinitionRegistrar;
 import org.springframework.context.annotation.Role;
 import org.springframework.core.env.Environment;
 import org.springframework.core.type.AnnotationMetadata;
-import org.springframework.util.ClassUtils;
+import org.springframework.aop.framework.AopProxyUtils;
+import org.springframework.core.annotation.AnnotationUtils;
 import org.springframework.util.ReflectionUtils;
 
 import java.lang.reflect.Method;
@@ -93,11 +94,19 @@ public class BatonWithLockAutoConfiguration {
                 if (!beans.containsSingleton(name)) {
                     continue; // lazy: checked at its first call
                 }
-                Class<?> type = beans.getType(name, false);
-                if (type == null || !seen.add(ClassUtils.getUserClass(type))) {
+                Class<?> type = AopProxyUtils.ultimateTargetClass(beans.getSingleton(name));
+                if (!AnnotationUtils.isCandidateClass(type, WithLock.class) || !seen.add(type)) {
                     continue;
                 }
-                for (Method method : ReflectionUtils.getUniqueDeclaredMethods(ClassUtils.getUserClass(type))) {
+                Method[] methods;
+                try {
+                    methods = ReflectionUtils.getUniqueDeclaredMethods(type);
+                } catch (LinkageError | RuntimeException unresolvable) {
+                    // a method signature names a class that is absent: as Spring's own method introspection does,
+                    // skip the class (a @WithLock method of it is checked at its first call)
+                    continue;
+                }
+                for (Method method : methods) {
                     WithLock a = method.getAnnotation(WithLock.class);
                     if (a == null || a.leaseTime().isBlank() || !Modifier.isPublic(method.getModifiers())) {
                         continue;

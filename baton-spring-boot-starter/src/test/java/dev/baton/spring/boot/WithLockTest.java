@@ -377,8 +377,25 @@ class WithLockTest {
         }
     }
 
+    interface Job {
+        void run();
+    }
+
+    /** Proxied by its interface (a JDK proxy): the start-up check reads the class behind it. */
+    static class InterfaceJob implements Job {
+        @Override
+        @WithLock(value = "lease", leaseTime = "2s")
+        public void run() {
+        }
+    }
+
     @Test
     void aLeaseTimeOverTheApplicationsOwnClientStopsTheStartSayingWhy() {
+        starter().withBean(LockClient.class, () -> InMemoryLocks.builder(server).build())
+                .withBean(Job.class, InterfaceJob::new)
+                .run(context -> assertThat(refusal(context))
+                        .hasMessageContaining("@WithLock on " + InterfaceJob.class.getName() + ".run sets leaseTime ="
+                                + " PT2S, but its LockClient bean is the application's own"));
         starter().withBean(LockClient.class, () -> InMemoryLocks.builder(server).build())
                 .withBean(TwoSeconds.class)
                 .run(context -> assertThat(refusal(context))
