@@ -25,6 +25,7 @@ import org.springframework.core.type.AnnotatedTypeMetadata;
 import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactory;
 
 import javax.sql.DataSource;
+import java.time.Duration;
 import java.util.Locale;
 
 /**
@@ -61,11 +62,28 @@ public class BatonAutoConfiguration {
     /** The settings every backend shares, and the observers. */
     static <B extends AbstractClientBuilder<B>> B common(B builder, BatonProperties p,
                                                          ObjectProvider<LockObserver> observers) {
-        if (p.getLeaseTime() != null) {
-            builder.leaseTime(p.getLeaseTime());
-        }
-        if (p.getRenewInterval() != null) {
-            builder.renewInterval(p.getRenewInterval());
+        return common(builder, p, observers, null);
+    }
+
+    /**
+     * The settings every backend shares, and the observers; with {@code leaseTime} (a {@link WithLock#leaseTime()})
+     * instead of {@code baton.lease-time} if not null. Such a client renews every third of its lease time, or every
+     * {@code baton.renew-interval} if that is shorter.
+     */
+    static <B extends AbstractClientBuilder<B>> B common(B builder, BatonProperties p,
+                                                         ObjectProvider<LockObserver> observers, Duration leaseTime) {
+        if (leaseTime != null) {
+            builder.leaseTime(leaseTime);
+            Duration third = leaseTime.dividedBy(3);
+            Duration configured = p.getRenewInterval();
+            builder.renewInterval(configured != null && configured.compareTo(third) < 0 ? configured : third);
+        } else {
+            if (p.getLeaseTime() != null) {
+                builder.leaseTime(p.getLeaseTime());
+            }
+            if (p.getRenewInterval() != null) {
+                builder.renewInterval(p.getRenewInterval());
+            }
         }
         if (p.getClientIdPrefix() != null) {
             builder.clientIdPrefix(p.getClientIdPrefix());

@@ -28,29 +28,38 @@ import org.springframework.data.redis.connection.lettuce.LettuceConnectionFactor
 @ConditionalOnClass({RedisLocks.class, RedisClient.class})
 @Conditional({BatonAutoConfiguration.Backend.Redis.class, RedisLockClientConfiguration.Source.class})
 class RedisLockClientConfiguration {
+    /** Declared before {@link #batonLockClient}, which it builds: both only where the application has no client. */
     @Bean
     @ConditionalOnMissingBean(LockClient.class)
-    RedisLockClient batonLockClient(BatonProperties p, ObjectProvider<RedisClient> clients,
-                                    ObjectProvider<LockObserver> observers, BeanFactory beans) {
+    BatonClients batonClients(BatonProperties p, ObjectProvider<RedisClient> clients,
+                              ObjectProvider<LockObserver> observers, BeanFactory beans) {
         BatonProperties.Redis redis = p.getRedis();
-        RedisLocks.Builder b;
-        if (redis.getUrl() != null && !redis.getUrl().isBlank()) {
-            b = RedisLocks.builder(redis.getUrl());
-        } else if (clients.getIfUnique() != null) {
-            b = RedisLocks.builder(clients.getIfUnique());
-        } else if (ClassUtils.isPresent(LETTUCE_FACTORY, RedisLockClientConfiguration.class.getClassLoader())) {
-            b = RedisLocks.builder(SpringDataRedis.client(beans));
-        } else {
-            throw new LockConfigurationException(SpringDataRedis.NEEDS + "; found none");
-        }
-        BatonAutoConfiguration.common(b, p, observers);
-        if (redis.getKeyPrefix() != null) {
-            b.keyPrefix(redis.getKeyPrefix());
-        }
-        if (redis.isAllowEviction()) {
-            b.allowEviction();
-        }
-        return b.build();
+        return BatonClients.of(leaseTime -> {
+            RedisLocks.Builder b;
+            if (redis.getUrl() != null && !redis.getUrl().isBlank()) {
+                b = RedisLocks.builder(redis.getUrl());
+            } else if (clients.getIfUnique() != null) {
+                b = RedisLocks.builder(clients.getIfUnique());
+            } else if (ClassUtils.isPresent(LETTUCE_FACTORY, RedisLockClientConfiguration.class.getClassLoader())) {
+                b = RedisLocks.builder(SpringDataRedis.client(beans));
+            } else {
+                throw new LockConfigurationException(SpringDataRedis.NEEDS + "; found none");
+            }
+            BatonAutoConfiguration.common(b, p, observers, leaseTime);
+            if (redis.getKeyPrefix() != null) {
+                b.keyPrefix(redis.getKeyPrefix());
+            }
+            if (redis.isAllowEviction()) {
+                b.allowEviction();
+            }
+            return b.build();
+        }, p.getLeaseTime());
+    }
+
+    @Bean
+    @ConditionalOnMissingBean(LockClient.class)
+    RedisLockClient batonLockClient(BatonClients clients) {
+        return (RedisLockClient) clients.main();
     }
 
     private static final String LETTUCE_FACTORY =

@@ -31,8 +31,9 @@ import java.lang.annotation.Target;
  * {@code @Primary} one) is used, also when {@code baton.enabled=false}; with none, the call fails.
  *
  * <p>Works on public methods of Spring beans called through their proxy (not on a call from the same object), like
- * {@code @Transactional}. The lease time is the client's ({@code baton.lease-time}): Baton renews a held lease in
- * the background, so a long method keeps its lock, and a holder that dies frees it within one lease time.
+ * {@code @Transactional}. Baton renews a held lease in the background, so a long method keeps its lock, and a
+ * holder that dies frees it within one lease time: the client's ({@code baton.lease-time}), or the method's own
+ * {@link #leaseTime()}.
  */
 @Target(ElementType.METHOD)
 @Retention(RetentionPolicy.RUNTIME)
@@ -50,6 +51,25 @@ public @interface WithLock {
      * {@code 0} tries once. Empty (the default): {@code baton.default-wait} (default 0).
      */
     String maxWait() default "";
+
+    /**
+     * The lease time of this method's locks: {@code 500ms}, {@code 30s}, {@code 2m} or ISO-8601 ({@code PT30S}),
+     * from 100 ms to 7 days. Empty (the default): the client's ({@code baton.lease-time}).
+     *
+     * <p>A client renews all its leases in one batch with one lease time, so the starter serves each other lease time
+     * with a client of its own, built over the same backend (same {@code DataSource} and table, same Redis and key
+     * prefix) and closed with the application context: its locks are the same locks, excluding every other client's
+     * holds, with fencing tokens from the same counter. It renews every third of its lease time (or every
+     * {@code baton.renew-interval}, if shorter).
+     *
+     * <p>Refused with an {@link IllegalStateException} naming the method, at start-up for the methods of the
+     * context's singletons (which also builds the lease time's client), else when first called, before any lock is
+     * taken: a value that is not a duration or is out of those bounds; a backend whose locks have no lease time
+     * (ZooKeeper, where a lock lives as long as the client's session, and the JDBC session strategy); and a
+     * {@link dev.baton.LockClient} bean that the application built itself, since the starter cannot build another
+     * like it. The method never runs under another lease time than the one it names.
+     */
+    String leaseTime() default "";
 
     /** What happens when the lock stays busy for the whole wait. */
     OnBusy onBusy() default OnBusy.THROW;

@@ -3,6 +3,7 @@ package dev.baton.spring.boot;
 import dev.baton.Lease;
 import dev.baton.LockClient;
 import dev.baton.LockTimeoutException;
+import dev.baton.spi.AbstractClientBuilder;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
 import org.slf4j.Logger;
@@ -51,6 +52,8 @@ import java.util.function.Supplier;
 final class WithLockInterceptor implements MethodInterceptor {
     private static final ParameterNameDiscoverer NAMES = new DefaultParameterNameDiscoverer();
     private static final TemplateParserContext TEMPLATE = new TemplateParserContext();
+    /** The shortest lease time a client builder takes. */
+    private static final Duration MIN_LEASE = Duration.ofMillis(100);
 
     private static final Logger log = LoggerFactory.getLogger(WithLockInterceptor.class);
     /**
@@ -66,21 +69,39 @@ final class WithLockInterceptor implements MethodInterceptor {
             "kotlinx.coroutines.flow.Flow", "kotlinx.coroutines.Deferred");
 
     private final Function<String, LockClient> client;
+    private final LeaseClients leaseClients;
     private final Supplier<Duration> defaultWait;
     private final BeanFactory beanFactory;
     private final SpelExpressionParser parser = new SpelExpressionParser();
     private final Map<Method, Plan> plans = new ConcurrentHashMap<>();
 
     /** A method's parsed annotation. */
-    private record Plan(Expression name, String source, Duration maxWait, WithLock.OnBusy onBusy) {
+    private record Plan(Expression name, String source, Duration maxWait, Duration leaseTime,
+                        WithLock.OnBusy onBusy) {
+    }
+
+    /** The client whose leases last a {@link WithLock#leaseTime()}. */
+    @FunctionalInterface
+    interface LeaseClients {
+        /**
+         * @param main      the client the method would use without a lease time of its own
+         * @param leaseTime the method's lease time
+         * @param where     the method, for messages
+         * @throws IllegalStateException if no client can give this method's locks that lease time (the message says
+         *                               why)
+         */
+        LockClient forLease(LockClient main, Duration leaseTime, String where);
     }
 
     /**
-     * @param client the lock client, given the method ({@code @WithLock on Class.method}) to name when there is none
+     * @param client       the lock client, given the method ({@code @WithLock on Class.method}) to name when there
+     *                     is none
+     * @param leaseClients the client for a method's own lease time
      */
-    WithLockInterceptor(Function<String, LockClient> client, Supplier<Duration> defaultWait,
-                        BeanFactory beanFactory) {
+    WithLockInterceptor(Function<String, LockClient> client, LeaseClients leaseClients,
+                        Supplier<Duration> defaultWait, BeanFactory beanFactory) {
         this.client = client;
+        this.leaseClients = leaseClients;
         this.defaultWait = defaultWait;
         this.beanFactory = beanFactory;
     }
@@ -94,7 +115,10 @@ final class WithLockInterceptor implements MethodInterceptor {
         String name = lockName(plan, specific, invocation.getArguments(), target);
         Lease lease;
         try {
-            lease = client.apply(where(specific)).lock(name).acquire(plan.maxWait);
+            LockClient main = client.apply(where(specific));
+            LockClient locks = plan.leaseTime == null ? main
+                    : leaseClients.forLease(main, plan.leaseTime, where(specific));
+            lease = locks.lock(name).acquire(plan.maxWait);
         } catch (LockTimeoutException busy) {
             if (plan.onBusy == WithLock.OnBusy.SKIP) {
                 return skipped(method.getReturnType());
@@ -125,7 +149,17 @@ final class WithLockInterceptor implements MethodInterceptor {
         return result;
     }
 
-    private static String where(Method method) {
+    /**
+     * The lease time {@code method}'s annotation sets, or null for the client's; the annotation is checked whole (and
+     * kept for the calls).
+     *
+     * @throws IllegalStateException if the annotation cannot be used (the message names the method and why)
+     */
+    Duration leaseTimeOf(Method method) {
+        return plans.computeIfAbsent(method, this::plan).leaseTime;
+    }
+
+    static String where(Method method) {
         return "@WithLock on " + method.getDeclaringClass().getName() + "." + method.getName();
     }
 
@@ -189,7 +223,29 @@ final class WithLockInterceptor implements MethodInterceptor {
                 throw new IllegalStateException(where + ": maxWait must not be negative, was " + a.maxWait());
             }
         }
-        return new Plan(name, a.value(), wait, a.onBusy());
+        return new Plan(name, a.value(), wait, leaseTime(a, where), a.onBusy());
+    }
+
+    /** The method's own lease time, or null for the client's. */
+    private static Duration leaseTime(WithLock a, String where) {
+        String text = a.leaseTime().trim();
+        if (text.isEmpty()) {
+            return null;
+        }
+        Duration lease;
+        try {
+            lease = DurationStyle.detectAndParse(text);
+        } catch (RuntimeException e) {
+            throw new IllegalStateException(where + ": leaseTime '" + a.leaseTime() + "' is not a duration (500ms,"
+                    + " 30s, 2m or PT30S)", e);
+        }
+        try {
+            return AbstractClientBuilder.within("leaseTime", lease, MIN_LEASE, AbstractClientBuilder.MAX_LEASE_TIME,
+                    "a holder that vanishes keeps its lock for up to one lease time");
+        } catch (IllegalArgumentException e) {
+            throw new IllegalStateException(where + ": " + e.getMessage() + " (leaseTime '" + a.leaseTime() + "')",
+                    e);
+        }
     }
 
     private String lockName(Plan plan, Method method, Object[] args, Object target) {

@@ -24,27 +24,37 @@ import org.springframework.context.annotation.Configuration;
 @ConditionalOnClass({ZooKeeperLocks.class, CuratorFramework.class})
 @Conditional({BatonAutoConfiguration.Backend.ZooKeeper.class, ZooKeeperLockClientConfiguration.Source.class})
 class ZooKeeperLockClientConfiguration {
+    /** Declared before {@link #batonLockClient}, which it builds: both only where the application has no client. */
     @Bean
     @ConditionalOnMissingBean(LockClient.class)
-    ZooKeeperLockClient batonLockClient(BatonProperties p, ObjectProvider<CuratorFramework> curators,
-                                        ObjectProvider<LockObserver> observers) {
+    BatonClients batonClients(BatonProperties p, ObjectProvider<CuratorFramework> curators,
+                              ObjectProvider<LockObserver> observers) {
         BatonProperties.Zookeeper zk = p.getZookeeper();
-        ZooKeeperLocks.Builder b;
-        if (zk.getConnectString() != null && !zk.getConnectString().isBlank()) {
-            b = ZooKeeperLocks.builder(zk.getConnectString());
-        } else {
-            CuratorFramework curator = curators.getIfUnique();
-            if (curator == null) {
-                throw new LockConfigurationException("baton.backend=zookeeper needs"
-                        + " baton.zookeeper.connect-string or one CuratorFramework bean");
+        return BatonClients.refusing(leaseTime -> {
+            ZooKeeperLocks.Builder b;
+            if (zk.getConnectString() != null && !zk.getConnectString().isBlank()) {
+                b = ZooKeeperLocks.builder(zk.getConnectString());
+            } else {
+                CuratorFramework curator = curators.getIfUnique();
+                if (curator == null) {
+                    throw new LockConfigurationException("baton.backend=zookeeper needs"
+                            + " baton.zookeeper.connect-string or one CuratorFramework bean");
+                }
+                b = ZooKeeperLocks.builder(curator);
             }
-            b = ZooKeeperLocks.builder(curator);
-        }
-        BatonAutoConfiguration.common(b, p, observers);
-        if (zk.getRootPath() != null) {
-            b.rootPath(zk.getRootPath());
-        }
-        return b.build();
+            BatonAutoConfiguration.common(b, p, observers);
+            if (zk.getRootPath() != null) {
+                b.rootPath(zk.getRootPath());
+            }
+            return b.build();
+        }, "ZooKeeper holds a lock as long as the client's ZooKeeper session lives (an ephemeral node), with no"
+                + " lease time of its own, and all of a client's locks share its one session");
+    }
+
+    @Bean
+    @ConditionalOnMissingBean(LockClient.class)
+    ZooKeeperLockClient batonLockClient(BatonClients clients) {
+        return (ZooKeeperLockClient) clients.main();
     }
 
     /** Something to build a ZooKeeper client from. */

@@ -10,6 +10,7 @@ import org.junit.jupiter.api.Test;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.context.annotation.ImportCandidates;
+import org.springframework.boot.test.context.assertj.AssertableApplicationContext;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -316,5 +317,102 @@ class WithLockTest {
             c.lock("observed").tryAcquire().orElseThrow().close();
         }
         assertThat(seen).as("the second observer is told though the first threw").containsExactly("observed");
+    }
+
+    /** One method whose leaseTime cannot be used, each in a bean of its own, so that each stops its own start. */
+    static class Unparseable {
+        @WithLock(value = "lease", leaseTime = "soon")
+        public void run() {
+        }
+    }
+
+    static class Zero {
+        @WithLock(value = "lease", leaseTime = "0s")
+        public void run() {
+        }
+    }
+
+    static class Negative {
+        @WithLock(value = "lease", leaseTime = "-5s")
+        public void run() {
+        }
+    }
+
+    static class TooShort {
+        @WithLock(value = "lease", leaseTime = "50ms")
+        public void run() {
+        }
+    }
+
+    static class TwoSeconds {
+        @WithLock(value = "lease", leaseTime = "2s")
+        public void run() {
+        }
+    }
+
+    /** The exception, among the context's start failure and its causes, that refuses a {@code @WithLock} method. */
+    static Throwable refusal(AssertableApplicationContext context) {
+        assertThat(context).hasFailed();
+        for (Throwable t = context.getStartupFailure(); t != null; t = t.getCause()) {
+            if (t instanceof IllegalStateException && t.getMessage() != null
+                    && t.getMessage().contains("@WithLock on")) {
+                return t;
+            }
+        }
+        throw new AssertionError("no @WithLock refusal in the start failure", context.getStartupFailure());
+    }
+
+    @Test
+    void aLeaseTimeThatCannotBeUsedStopsTheStartNamingTheMethod() {
+        record Case(Class<?> bean, String says) {
+        }
+        for (Case c : List.of(new Case(Unparseable.class, "leaseTime 'soon' is not a duration"),
+                new Case(Zero.class, "leaseTime must be positive, was PT0S"),
+                new Case(Negative.class, "leaseTime must be positive, was PT-5S"),
+                new Case(TooShort.class, "leaseTime must be at least 100 ms, was 50 ms"))) {
+            starter().withBean(LockClient.class, () -> InMemoryLocks.builder(server).build())
+                    .withBean(c.bean()).run(context -> assertThat(refusal(context))
+                            .hasMessageContaining("@WithLock on " + c.bean().getName() + ".run")
+                            .hasMessageContaining(c.says()));
+        }
+    }
+
+    interface Job {
+        void run();
+    }
+
+    /** Proxied by its interface (a JDK proxy): the start-up check reads the class behind it. */
+    static class InterfaceJob implements Job {
+        @Override
+        @WithLock(value = "lease", leaseTime = "2s")
+        public void run() {
+        }
+    }
+
+    @Test
+    void aLeaseTimeOverTheApplicationsOwnClientStopsTheStartSayingWhy() {
+        starter().withBean(LockClient.class, () -> InMemoryLocks.builder(server).build())
+                .withBean(Job.class, InterfaceJob::new)
+                .run(context -> assertThat(refusal(context))
+                        .hasMessageContaining("@WithLock on " + InterfaceJob.class.getName() + ".run sets leaseTime ="
+                                + " PT2S, but its LockClient bean is the application's own"));
+        starter().withBean(LockClient.class, () -> InMemoryLocks.builder(server).build())
+                .withBean(TwoSeconds.class)
+                .run(context -> assertThat(refusal(context))
+                        .hasMessageContaining("@WithLock on " + TwoSeconds.class.getName() + ".run sets leaseTime ="
+                                + " PT2S, but its LockClient bean is the application's own"));
+    }
+
+    @Test
+    void aLeaseTimeInABeanCreatedAfterTheStartIsRefusedAtItsFirstCall() {
+        starter().withBean(LockClient.class, () -> InMemoryLocks.builder(server).build())
+                .withBean(TwoSeconds.class, TwoSeconds::new, d -> d.setLazyInit(true))
+                .run(context -> {
+                    assertThat(context).hasNotFailed();
+                    assertThatThrownBy(() -> context.getBean(TwoSeconds.class).run())
+                            .isInstanceOf(IllegalStateException.class)
+                            .hasMessageContaining("@WithLock on " + TwoSeconds.class.getName() + ".run sets leaseTime")
+                            .hasMessageContaining("the application's own");
+                });
     }
 }
