@@ -21,10 +21,12 @@ import static org.awaitility.Awaitility.await;
 class FailoverPasswordIT {
     @Test
     void theFailoverFaultTalksToPasswordProtectedRedisWithTheUrlsPassword() throws Exception {
+        // without Redis's 5 s wait before each full sync (SentinelFailoverControlIT.NO_SYNC_DELAY): two syncs here
         try (OwnServer primary = OwnServer.start(OwnServer.Engine.REDIS, "--requirepass", "s3cret", "--masterauth",
-                "s3cret");
+                "s3cret", "--repl-diskless-sync-delay", "0");
              OwnServer replica = OwnServer.start(OwnServer.Engine.REDIS, "--requirepass", "s3cret", "--masterauth",
-                     "s3cret", "--replicaof", "127.0.0.1", Integer.toString(primary.port()));
+                     "s3cret", "--repl-diskless-sync-delay", "0", "--replicaof", "127.0.0.1",
+                     Integer.toString(primary.port()));
              OwnSentinels sentinels = OwnSentinels.watch("secured", primary.port())) {
             for (int port : sentinels.ports()) {
                 assertThat(redisCli(port, "sentinel", "set", "secured", "auth-pass", "s3cret")).startsWith("OK");
