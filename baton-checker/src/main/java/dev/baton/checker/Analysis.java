@@ -178,11 +178,11 @@ final class Analysis {
                     List.of());
         }
         findings.notes.addAll(r.notes());
-        timeline.rebuildAttempts();
         timeline.markFaultWindows();
         if (spec.strategy() instanceof JdbcRunOnceStrategy) {
-            return new RunOnceChecks(in, liveness).analyse();
+            return new RunOnceChecks(in, liveness).analyse(); // it reads the runOnce calls from the events itself
         }
+        timeline.rebuildAttempts();
         exclusion.checkFencedExclusion();
         exclusion.checkTokens();
         exclusion.checkFailovers();
