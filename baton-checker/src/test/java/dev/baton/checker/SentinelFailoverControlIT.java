@@ -79,6 +79,12 @@ class SentinelFailoverControlIT {
              OwnServer replica = OwnServer.start(OwnServer.Engine.REDIS, NO_SYNC_DELAY[0], NO_SYNC_DELAY[1],
                      "--replicaof", "127.0.0.1", Integer.toString(link.port()));
              OwnSentinels sentinels = OwnSentinels.watch(MASTER, primary.port())) {
+            for (int port : sentinels.ports()) {
+                // as FailoverPasswordIT: OwnSentinels' 500 ms lets a slow reconnect to the promoted replica pass for a
+                // dead primary right after the switch, and the Sentinels fail over again, to the old primary
+                assertThat(redisCli(port, "sentinel", "set", MASTER, "down-after-milliseconds", "3000"))
+                        .startsWith("OK");
+            }
             String url = sentinels.url(query);
             await().atMost(Duration.ofSeconds(60)).until(() -> redisCli(primary.port(), "info", "replication")
                     .contains("state=online") && sentinels.ready(replica.port()));
