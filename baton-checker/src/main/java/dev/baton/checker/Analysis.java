@@ -1,6 +1,7 @@
 package dev.baton.checker;
 
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -122,6 +123,8 @@ final class Analysis {
 
     private final Scenario.Record r;
     private final ScenarioSpec spec;
+    /** The record, the timeline and the findings, shared by every check class. */
+    private final Recorded in;
     private final Findings findings;
     private final Timeline timeline;
     private final ExclusionChecks exclusion;
@@ -131,11 +134,12 @@ final class Analysis {
     Analysis(Scenario.Record r) {
         this.r = r;
         this.spec = r.spec();
-        this.findings = new Findings(r);
-        this.timeline = new Timeline(r, findings);
-        this.exclusion = new ExclusionChecks(r, timeline, findings);
-        this.liveness = new LivenessChecks(r, timeline, findings);
-        this.outcomes = new OutcomeChecks(r, timeline, findings);
+        this.in = Recorded.of(r);
+        this.findings = in.findings();
+        this.timeline = in.timeline();
+        this.exclusion = new ExclusionChecks(in);
+        this.liveness = new LivenessChecks(in);
+        this.outcomes = new OutcomeChecks(in);
     }
 
     /** The record analysed, for {@link HtmlReport}. */
@@ -145,7 +149,7 @@ final class Analysis {
 
     /** The acquisition attempts {@link #analyse} rebuilt, in the order they were read. */
     List<Attempt> attempts() {
-        return List.copyOf(timeline.byId.values());
+        return List.copyOf(timeline.attempts());
     }
 
     /** Every violation {@link #analyse} found, as {@code (check) detail}, none left out. */
@@ -174,11 +178,11 @@ final class Analysis {
                     List.of());
         }
         findings.notes.addAll(r.notes());
-        timeline.rebuildAttempts();
         timeline.markFaultWindows();
         if (spec.strategy() instanceof JdbcRunOnceStrategy) {
-            return new RunOnceChecks(r, timeline, findings, liveness).analyse();
+            return new RunOnceChecks(in, liveness).analyse(); // it reads the runOnce calls from the events itself
         }
+        timeline.rebuildAttempts();
         exclusion.checkFencedExclusion();
         exclusion.checkTokens();
         exclusion.checkFailovers();
@@ -190,11 +194,11 @@ final class Analysis {
         long[] overlap = outcomes.checkOutcomes();
         List<Long> handOvers = timeline.handOvers();
 
-        Map<String, Attempt> byId = timeline.byId;
-        long attempts = byId.size();
-        long grants = byId.values().stream().filter(Attempt::ok).count();
-        long timeouts = byId.values().stream().filter(a -> a.outcome == Outcome.FAIL).count();
-        long unknown = byId.values().stream()
+        Collection<Attempt> all = timeline.attempts();
+        long attempts = all.size();
+        long grants = all.stream().filter(Attempt::ok).count();
+        long timeouts = all.stream().filter(a -> a.outcome == Outcome.FAIL).count();
+        long unknown = all.stream()
                 .filter(a -> a.outcome == Outcome.NONE || a.outcome == Outcome.INDETERMINATE).count();
         long stale = r.accesses().stream().filter(a -> !a.accepted()).count();
         int hits = hitsByMode.values().stream().mapToInt(Integer::intValue).sum();
@@ -219,7 +223,7 @@ final class Analysis {
         findings.noteErrors("acquisition(s)");
         lostNotices.sort(null);
         handOvers.sort(null);
-        return new Result(r.backend(), r.backendName(), scenario, spec, verdict, reason, timeline.ops, attempts, grants,
+        return new Result(r.backend(), r.backendName(), scenario, spec, verdict, reason, timeline.ops(), attempts, grants,
                 timeouts, unknown, r.accesses().size(), stale, r.faults().size(), hits, hitsByMode,
                 findings.violations, findings.checkNotes, findings.details, recovery[0], recovery[1],
                 pct(handOvers, 50), pct(handOvers, 99), pct(lostNotices, 50), pct(lostNotices, 99), lostNotices.size(),

@@ -19,22 +19,15 @@ import static dev.baton.checker.Findings.ms;
  * tokens, holders and the first grant after it).
  */
 final class ExclusionChecks {
-    private final Scenario.Record r;
-    private final Timeline timeline;
-    private final Findings findings;
-    private final Map<String, String> checkNotes;
-    private final List<String> notes;
+    private final Recorded in;
 
-    ExclusionChecks(Scenario.Record r, Timeline timeline, Findings findings) {
-        this.r = r;
-        this.timeline = timeline;
-        this.findings = findings;
-        this.checkNotes = findings.checkNotes;
-        this.notes = findings.notes;
+    ExclusionChecks(Recorded in) {
+        this.in = in;
     }
 
     /** (a) from the resource's record, in the order it decided. */
     void checkFencedExclusion() {
+        Scenario.Record r = in.record();
         Map<String, List<ResourceServer.Access>> perLock = new TreeMap<>();
         for (ResourceServer.Access a : r.accesses()) {
             perLock.computeIfAbsent(a.lock(), k -> new ArrayList<>()).add(a);
@@ -55,8 +48,8 @@ final class ExclusionChecks {
                 }
                 if (a.token() < maxToken) {
                     staleAccepted++;
-                    violation("a", entry.getKey() + ": " + a.op() + " by " + a.attempt() + " with token " + a.token()
-                            + " accepted after token " + maxToken + " (" + at(a.nanos()) + ")");
+                    in.violation("a", entry.getKey() + ": " + a.op() + " by " + a.attempt() + " with token " + a.token()
+                            + " accepted after token " + maxToken + " (" + in.at(a.nanos()) + ")");
                 }
                 if (a.token() != lastToken) {
                     if (finishedRuns.contains(a.token())) {
@@ -72,9 +65,9 @@ final class ExclusionChecks {
                     writes++;
                     if (a.value() != counter + 1) {
                         badWrites++;
-                        violation("a", entry.getKey() + ": write of " + a.value() + " by " + a.attempt() + " (token "
+                        in.violation("a", entry.getKey() + ": write of " + a.value() + " by " + a.attempt() + " (token "
                                 + a.token() + ") over counter " + counter + ": an update was lost or repeated ("
-                                + at(a.nanos()) + ")");
+                                + in.at(a.nanos()) + ")");
                     }
                     counter = a.value();
                 }
@@ -82,18 +75,19 @@ final class ExclusionChecks {
             acceptedWrites += writes;
             long finalCounter = r.counters().getOrDefault(entry.getKey(), 0L);
             if (finalCounter != writes) {
-                violation("a", entry.getKey() + ": final counter " + finalCounter + " but " + writes
+                in.violation("a", entry.getKey() + ": final counter " + finalCounter + " but " + writes
                         + " accepted increments");
             }
         }
-        checkNotes.put("a", "stale accepted " + staleAccepted + ", split token runs " + splitRuns
+        in.checkNote("a", "stale accepted " + staleAccepted + ", split token runs " + splitRuns
                 + ", lost/repeated updates " + badWrites + ", " + acceptedWrites + " accepted increments = counters "
                 + r.counters().values());
     }
 
     /** (b) from the grants the workers reported. */
     void checkTokens() {
-        Map<String, List<Attempt>> perLock = grantsPerLock();
+        Timeline timeline = in.timeline();
+        Map<String, List<Attempt>> perLock = timeline.grantsPerLock();
         int n = 0;
         for (var entry : perLock.entrySet()) {
             Map<Long, Attempt> seen = new HashMap<>();
@@ -101,7 +95,7 @@ final class ExclusionChecks {
                 n++;
                 Attempt other = seen.put(a.token, a);
                 if (other != null) {
-                    violation("b", entry.getKey() + ": token " + a.token + " granted to both " + other.id + " and " + a.id);
+                    in.violation("b", entry.getKey() + ": token " + a.token + " granted to both " + other.id + " and " + a.id);
                 }
             }
             List<Attempt> byOk = new ArrayList<>(entry.getValue());
@@ -118,12 +112,12 @@ final class ExclusionChecks {
                     }
                 }
                 if (maxBefore != null && maxBefore.token >= b.token) {
-                    violation("b", entry.getKey() + ": " + b.id + " began after " + maxBefore.id + " was granted token "
-                            + maxBefore.token + " yet got token " + b.token + " (" + at(b.invokeT) + ")");
+                    in.violation("b", entry.getKey() + ": " + b.id + " began after " + maxBefore.id + " was granted token "
+                            + maxBefore.token + " yet got token " + b.token + " (" + in.at(b.invokeT) + ")");
                 }
             }
         }
-        checkNotes.put("b", n + " grants, tokens unique per lock and in real-time order unless listed");
+        in.checkNote("b", n + " grants, tokens unique per lock and in real-time order unless listed");
     }
 
     /**
@@ -133,7 +127,9 @@ final class ExclusionChecks {
      * that still believed while another was granted its lock).
      */
     void checkFailovers() {
-        Map<String, List<Attempt>> perLock = grantsPerLock();
+        Scenario.Record r = in.record();
+        Timeline timeline = in.timeline();
+        Map<String, List<Attempt>> perLock = timeline.grantsPerLock();
         StringBuilder note = new StringBuilder();
         for (Scenario.Fault f : r.faults()) {
             if (!f.kind().equals("failover") && !f.kind().equals("switchover")) {
@@ -169,7 +165,7 @@ final class ExclusionChecks {
                     }
                 }
             }
-            note.append(note.length() == 0 ? "" : "; ").append(f.kind()).append(" at ").append(at(f.start()))
+            note.append(note.length() == 0 ? "" : "; ").append(f.kind()).append(" at ").append(in.at(f.start()))
                     .append(" (").append(f.mode()).append("): first grant ")
                     .append(firstGrant == Long.MAX_VALUE ? "never came" : ms(firstGrant - f.start()) + " ms after the kill")
                     .append(" (of an attempt begun after it)")
@@ -182,22 +178,8 @@ final class ExclusionChecks {
                     .append(", none of these (ended with its process) ").append(neither);
         }
         if (note.length() > 0) {
-            checkNotes.put("failover", note.toString());
-            notes.add(note.toString());
+            in.checkNote("failover", note.toString());
+            in.findings().notes.add(note.toString());
         }
-    }
-
-    // what the checks above ask of the timeline and tell the findings, by the names they use
-
-    private Map<String, List<Attempt>> grantsPerLock() {
-        return timeline.grantsPerLock();
-    }
-
-    private void violation(String check, String detail) {
-        findings.violation(check, detail);
-    }
-
-    private String at(long nanos) {
-        return findings.at(nanos);
     }
 }

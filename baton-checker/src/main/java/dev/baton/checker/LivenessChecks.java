@@ -20,42 +20,35 @@ import static dev.baton.checker.Findings.ms;
  * strategy's bound + the margin).
  */
 final class LivenessChecks {
-    private final Scenario.Record r;
-    private final ScenarioSpec spec;
-    private final Timeline timeline;
-    private final Findings findings;
-    private final Map<String, Attempt> byId;
-    private final Map<String, String> checkNotes;
+    private final Recorded in;
 
-    LivenessChecks(Scenario.Record r, Timeline timeline, Findings findings) {
-        this.r = r;
-        this.spec = r.spec();
-        this.timeline = timeline;
-        this.findings = findings;
-        this.byId = timeline.byId;
-        this.checkNotes = findings.checkNotes;
+    LivenessChecks(Recorded in) {
+        this.in = in;
     }
 
     /** (c); also counts hits and lost-lease notices. Returns {max recovery ms, bound ms}. */
     long[] checkLiveness(Map<String, Integer> hitsByMode, List<Long> lostNotices) {
+        ScenarioSpec spec = in.spec();
+        Scenario.Record r = in.record();
+        Timeline timeline = in.timeline();
         long bound = spec.strategy().handOverBound(spec.leaseTime()).plus(spec.margin()).toNanos();
         long margin = spec.margin().toNanos();
         Map<String, String> rules = new TreeMap<>();
         long maxRecovery = -1;
         int measured = 0;
         int missed = 0;
-        Map<String, List<Attempt>> grants = grantsPerLock();
+        Map<String, List<Attempt>> grants = timeline.grantsPerLock();
         for (Scenario.Fault f : r.faults()) {
             if (f.kind().equals("kill-waiter")) {
                 // a waiter owes nobody a hand-over: check (f) judges what its dead place does to the line
-                if (waiterHit(f) != null) {
+                if (timeline.waiterHit(f) != null) {
                     hitsByMode.merge(f.kind(), 1, Integer::sum);
                 } else {
                     missed++;
                 }
                 continue;
             }
-            Attempt hit = hitAttempt(f);
+            Attempt hit = timeline.hitAttempt(f);
             if (hit == null) {
                 missed++;
                 continue;
@@ -87,8 +80,8 @@ final class LivenessChecks {
                 maxRecovery = Math.max(maxRecovery, Math.max(0, next - from));
             }
             if (next - from > limit && deadline < r.stopAt() && waiting(f.lock(), deadline, hit)) {
-                violation("c", kind + " of w" + f.worker() + "." + f.generation() + " holding " + f.lock()
-                        + " at " + at(f.start()) + (due.fromEnd() ? " until " + at(f.end()) : "") + ": next grant "
+                in.violation("c", kind + " of w" + f.worker() + "." + f.generation() + " holding " + f.lock()
+                        + " at " + in.at(f.start()) + (due.fromEnd() ? " until " + in.at(f.end()) : "") + ": next grant "
                         + (next == Long.MAX_VALUE ? "never came" : "after " + ms(next - from) + " ms")
                         + ", bound " + ms(limit) + " ms from the fault's " + (due.fromEnd() ? "end" : "start")
                         + ", while others waited");
@@ -99,7 +92,7 @@ final class LivenessChecks {
             if (!ScenarioSpec.serverWide(f.kind())) {
                 continue;
             }
-            Attempt hit = hitAttempt(f);
+            Attempt hit = timeline.hitAttempt(f);
             long limit = spec.strategy().handOver("restart", f.mode(), spec.leaseTime()).bound().toNanos() + margin;
             long deadline = f.end() + limit;
             for (String lock : new java.util.TreeSet<>(Scenario.lockNames(spec.locks()))) {
@@ -117,25 +110,25 @@ final class LivenessChecks {
                     maxRecovery = Math.max(maxRecovery, Math.max(0, next - f.end()));
                 }
                 if (next - f.end() > limit && deadline < r.stopAt() && waiting(lock, deadline, null)) {
-                    violation("c", f.kind() + " at " + at(f.start()) + " until " + at(f.end()) + ": next grant of " + lock
+                    in.violation("c", f.kind() + " at " + in.at(f.start()) + " until " + in.at(f.end()) + ": next grant of " + lock
                             + (next == Long.MAX_VALUE ? " never came" : " after " + ms(next - f.end()) + " ms")
                             + ", bound " + ms(limit) + " ms from the server's return, while others waited");
                 }
             }
         }
         int unfaultedErrors = 0;
-        for (Attempt a : byId.values()) {
+        for (Attempt a : timeline.attempts()) {
             // an error after its process was told to stop (its client closed under it) is the checker's doing
-            if (a.outcome == Outcome.INDETERMINATE && a.outcomeT < a.procEnd && !faulted(a, a.invokeT - margin, a.outcomeT)) {
+            if (a.outcome == Outcome.INDETERMINATE && a.outcomeT < a.procEnd && !timeline.faulted(a, a.invokeT - margin, a.outcomeT)) {
                 unfaultedErrors++;
-                violation("c", "attempt " + a.id + " on " + a.lock + " failed at " + at(a.outcomeT) + " with an error"
+                in.violation("c", "attempt " + a.id + " on " + a.lock + " failed at " + in.at(a.outcomeT) + " with an error"
                         + " while no fault touched its worker: " + a.error);
             }
         }
         rules.put("errors", unfaultedErrors + " acquisition(s) by a worker no fault touched ended in an error");
         StringBuilder rule = new StringBuilder();
         rules.forEach((k, v) -> rule.append("; ").append(k).append(": ").append(v));
-        checkNotes.put("c", measured + " hand-overs after a hit measured; " + missed + " fault(s) missed "
+        in.checkNote("c", measured + " hand-overs after a hit measured; " + missed + " fault(s) missed "
                 + (spec.fault().equals("kill-waiter") ? "a waiter (it was granted first)"
                 : "a holder (it released first or its sessions were already gone)") + "; bound " + ms(bound) + " ms = "
                 + spec.strategy().handOverBound(spec.leaseTime()).toMillis() + " ms + margin "
@@ -144,7 +137,7 @@ final class LivenessChecks {
     }
 
     private boolean waiting(String lock, long t, Attempt exclude) {
-        for (Attempt a : byId.values()) {
+        for (Attempt a : in.timeline().attempts()) {
             if (a != exclude && lock.equals(a.lock) && a.invokeT < t
                     && (a.outcome == Outcome.NONE ? a.procEnd > t : a.outcomeT > t)
                     && (exclude == null || !(a.worker == exclude.worker && a.generation == exclude.generation))) {
@@ -156,21 +149,23 @@ final class LivenessChecks {
 
     /** (d) */
     void checkNeverStuck() {
+        ScenarioSpec spec = in.spec();
+        Scenario.Record r = in.record();
         long maxProbe = 0;
         for (Scenario.Probe p : r.probes()) {
             maxProbe = Math.max(maxProbe, p.millis());
             if (!p.acquired()) {
-                violation("d", "probe could not acquire " + p.lock() + " after the workers stopped: " + p.message());
+                in.violation("d", "probe could not acquire " + p.lock() + " after the workers stopped: " + p.message());
             }
         }
         for (LockInfo info : r.orphanRows()) {
-            violation("d", info.name() + " still held by " + info.holder() + " (token " + info.fencingToken()
+            in.violation("d", info.name() + " still held by " + info.holder() + " (token " + info.fencingToken()
                     + ") after the probe");
         }
         if (r.orphanSessions() > 0) {
-            violation("d", r.orphanSessions() + " server session(s) of stopped workers remain");
+            in.violation("d", r.orphanSessions() + " server session(s) of stopped workers remain");
         }
-        checkNotes.put("d", "probe acquired " + r.probes().stream().filter(Scenario.Probe::acquired).count() + "/"
+        in.checkNote("d", "probe acquired " + r.probes().stream().filter(Scenario.Probe::acquired).count() + "/"
                 + r.probes().size() + " locks, slowest " + maxProbe + " ms; orphan "
                 + (spec.strategy().sessionKillEndsHolds() ? "holds " : "rows ") + r.orphanRows().size()
                 + ", orphan sessions " + r.orphanSessions());
@@ -182,9 +177,12 @@ final class LivenessChecks {
      * no grant of that lock was reported within it and no fault touched the waiter's process meanwhile.
      */
     void checkDeadPlaces() {
+        ScenarioSpec spec = in.spec();
+        Scenario.Record r = in.record();
+        Timeline timeline = in.timeline();
         java.util.Optional<java.time.Duration> bound = spec.strategy().deadPlaceBound(spec.leaseTime());
         if (bound.isEmpty()) {
-            checkNotes.put("f", "not checked: the strategy shows no line of waiters");
+            in.checkNote("f", "not checked: the strategy shows no line of waiters");
             return;
         }
         long limit = bound.get().plus(spec.margin()).toNanos();
@@ -198,7 +196,7 @@ final class LivenessChecks {
         }
         java.util.function.ToLongFunction<String> diedAt = owner -> Scenario.workerOf(owner)
                 .map(w -> ended.getOrDefault(w.worker() + "." + w.generation(), Long.MAX_VALUE)).orElse(Long.MAX_VALUE);
-        Map<String, List<Attempt>> grants = grantsPerLock();
+        Map<String, List<Attempt>> grants = timeline.grantsPerLock();
         int windows = 0;
         long longest = -1;
         for (DeadPlaces.Window w : DeadPlaces.windows(looks, diedAt)) {
@@ -213,50 +211,20 @@ final class LivenessChecks {
                 }
             }
             java.util.Optional<Scenario.WorkerProcess> waiter = Scenario.workerOf(w.waiter());
-            if (granted || waiter.isEmpty() || touched(waiter.get().worker(), waiter.get().generation(), w.firstS0(),
+            if (granted || waiter.isEmpty() || timeline.touched(waiter.get().worker(), waiter.get().generation(), w.firstS0(),
                     w.lastS1())) {
                 continue;
             }
             windows++;
             longest = Math.max(longest, w.length());
             if (w.length() > limit) {
-                violation("f", w.lock() + " free for " + ms(w.length()) + " ms (" + at(w.from()) + ".." + at(w.to())
+                in.violation("f", w.lock() + " free for " + ms(w.length()) + " ms (" + in.at(w.from()) + ".." + in.at(w.to())
                         + ", no grant) while live waiter " + w.waiter() + " stood behind the place(s) of dead "
                         + w.deadAhead() + "; bound " + ms(limit) + " ms");
             }
         }
-        checkNotes.put("f", windows + " time(s) a free lock had a live waiter behind a dead place, longest "
+        in.checkNote("f", windows + " time(s) a free lock had a live waiter behind a dead place, longest "
                 + (longest < 0 ? "-" : ms(longest)) + " ms; bound " + ms(limit) + " ms = " + bound.get().toMillis()
                 + " ms + margin " + spec.margin().toMillis() + " ms");
-    }
-
-    // what the checks above ask of the timeline and tell the findings, by the names they use
-
-    private Map<String, List<Attempt>> grantsPerLock() {
-        return timeline.grantsPerLock();
-    }
-
-    private Attempt hitAttempt(Scenario.Fault f) {
-        return timeline.hitAttempt(f);
-    }
-
-    private Attempt waiterHit(Scenario.Fault f) {
-        return timeline.waiterHit(f);
-    }
-
-    private boolean faulted(Attempt a, long from, long to) {
-        return timeline.faulted(a, from, to);
-    }
-
-    private boolean touched(int worker, int generation, long from, long to) {
-        return timeline.touched(worker, generation, from, to);
-    }
-
-    private void violation(String check, String detail) {
-        findings.violation(check, detail);
-    }
-
-    private String at(long nanos) {
-        return findings.at(nanos);
     }
 }

@@ -24,28 +24,17 @@ import static dev.baton.checker.Findings.ms;
  * its local deadline when that passed before the notice ({@link Attempt#beliefEnd}).
  */
 final class OutcomeChecks {
-    private final Scenario.Record r;
-    private final ScenarioSpec spec;
-    private final Timeline timeline;
-    private final Findings findings;
-    private final Map<String, Attempt> byId;
-    private final Map<String, Attempt> byKey;
-    private final Map<String, List<Attempt>> byProcLock;
-    private final Map<String, String> checkNotes;
+    private final Recorded in;
 
-    OutcomeChecks(Scenario.Record r, Timeline timeline, Findings findings) {
-        this.r = r;
-        this.spec = r.spec();
-        this.timeline = timeline;
-        this.findings = findings;
-        this.byId = timeline.byId;
-        this.byKey = timeline.byKey;
-        this.byProcLock = timeline.byProcLock;
-        this.checkNotes = findings.checkNotes;
+    OutcomeChecks(Recorded in) {
+        this.in = in;
     }
 
     /** (e) and belief overlap. Returns {overlaps counted as information, their total ms}. */
     long[] checkOutcomes() {
+        ScenarioSpec spec = in.spec();
+        Scenario.Record r = in.record();
+        Timeline timeline = in.timeline();
         int seenFailed = 0;
         int seenFailedCutOff = 0;
         int deadHolders = 0;
@@ -62,8 +51,8 @@ final class OutcomeChecks {
                     Scenario.WorkerProcess holder = Scenario.workerOf(info.holder()).orElseThrow();
                     Attempt any = null;
                     Attempt failed = null;
-                    for (Attempt c : byProcLock.getOrDefault(holder.worker() + "." + holder.generation() + " " + info.name(), List.of())) {
-                        if (c.invokeT < s.s1() && holdUntil(c) > s.s0()) {
+                    for (Attempt c : timeline.ofProcess(holder.worker(), holder.generation(), info.name())) {
+                        if (c.invokeT < s.s1() && timeline.holdUntil(c) > s.s0()) {
                             if (c.outcome == Outcome.FAIL) {
                                 failed = c;
                             } else {
@@ -77,27 +66,27 @@ final class OutcomeChecks {
                     }
                     if (exit != Long.MAX_VALUE && s.s0() - exit > spec.margin().toNanos()) {
                         deadHolders++;
-                        violation("d", info.name() + " held by a session of w" + holder.worker() + "." + holder.generation() + " at " + at(s.s1())
+                        in.violation("d", info.name() + " held by a session of w" + holder.worker() + "." + holder.generation() + " at " + in.at(s.s1())
                                 + ", " + ms(s.s0() - exit) + " ms after that process had died (" + info.holder() + ")");
                     } else if (failed != null) {
                         seenFailed++;
-                        violation("e", "attempt " + failed.id + " reported failure at " + at(failed.outcomeT)
+                        in.violation("e", "attempt " + failed.id + " reported failure at " + in.at(failed.outcomeT)
                                 + " but the backend showed its process's session holding " + info.name() + " at "
-                                + at(s.s1()) + " (" + info.holder() + ")");
+                                + in.at(s.s1()) + " (" + info.holder() + ")");
                     } else {
                         unknownHolder++;
-                        violation("e", info.name() + " held by " + info.holder() + " at " + at(s.s0()) + ".."
-                                + at(s.s1()) + ", when no attempt of that process could hold it by its own history");
+                        in.violation("e", info.name() + " held by " + info.holder() + " at " + in.at(s.s0()) + ".."
+                                + in.at(s.s1()) + ", when no attempt of that process could hold it by its own history");
                     }
                     continue;
                 }
-                Attempt a = byKey.get(keyOf(info.holder()));
+                Attempt a = timeline.byKey(keyOf(info.holder()));
                 if (a == null) {
                     unknownHolder++;
-                    violation("e", info.name() + " held by " + info.holder() + " at " + at(s.s1())
+                    in.violation("e", info.name() + " held by " + info.holder() + " at " + in.at(s.s1())
                             + ", which matches no attempt in the workers' histories");
                 } else if (a.outcome == Outcome.FAIL && (spec.fault().equals("failover") || spec.fault().equals("switchover"))
-                        && faulted(a, s.s0(), s.s1())) {
+                        && timeline.faulted(a, s.s0(), s.s1())) {
                     // a waiter cut off from the deployment while its leader was replaced (its server was the one
                     // killed): the others kept serving and made its place the head, which it could neither learn nor
                     // withdraw before its wait ran out; nobody believed it held the lock, and its place goes with its
@@ -105,17 +94,17 @@ final class OutcomeChecks {
                     seenFailedCutOff++;
                 } else if (a.outcome == Outcome.FAIL) {
                     seenFailed++;
-                    violation("e", "attempt " + a.id + " reported failure at " + at(a.outcomeT)
-                            + " but the backend showed it holding " + info.name() + " at " + at(s.s1()));
+                    in.violation("e", "attempt " + a.id + " reported failure at " + in.at(a.outcomeT)
+                            + " but the backend showed it holding " + info.name() + " at " + in.at(s.s1()));
                 } else if (a.ok() && info.fencingToken() >= 0 && a.token != info.fencingToken()) {
                     wrongToken++;
-                    violation("e", "attempt " + a.id + " reported token " + a.token + " but the backend showed token "
-                            + info.fencingToken() + " at " + at(s.s1()));
+                    in.violation("e", "attempt " + a.id + " reported token " + a.token + " but the backend showed token "
+                            + info.fencingToken() + " at " + in.at(s.s1()));
                 }
             }
         }
-        for (Attempt a : byId.values()) {
-            if (!a.ok() || faulted(a, a.outcomeT, a.beliefEnd())) {
+        for (Attempt a : timeline.attempts()) {
+            if (!a.ok() || timeline.faulted(a, a.outcomeT, a.beliefEnd())) {
                 continue;
             }
             int lo = firstSampleAfter(samples, a.outcomeT);
@@ -132,10 +121,10 @@ final class OutcomeChecks {
                         && (shown.fencingToken() < 0 || shown.fencingToken() == a.token);
                 if (!ours) {
                     notSeen++;
-                    violation("e", "attempt " + a.id + " was granted " + a.lock + " (token " + a.token + ") at "
-                            + at(a.outcomeT) + " and still held it, unfaulted, but the backend showed "
+                    in.violation("e", "attempt " + a.id + " was granted " + a.lock + " (token " + a.token + ") at "
+                            + in.at(a.outcomeT) + " and still held it, unfaulted, but the backend showed "
                             + (shown == null ? "no row" : shown.held() ? shown.holder() + " token " + shown.fencingToken()
-                            : "it free") + " at " + at(s.s0()) + ".." + at(s.s1()));
+                            : "it free") + " at " + in.at(s.s0()) + ".." + in.at(s.s1()));
                     break;
                 }
             }
@@ -148,7 +137,7 @@ final class OutcomeChecks {
         long infoMs = 0;
         int badOverlaps = 0;
         int lateNotices = 0;
-        for (var entry : grantsPerLock().entrySet()) {
+        for (var entry : timeline.grantsPerLock().entrySet()) {
             List<Attempt> list = new ArrayList<>(entry.getValue());
             list.sort(Comparator.comparingLong(a -> a.outcomeT));
             for (int i = 0; i < list.size(); i++) {
@@ -160,7 +149,7 @@ final class OutcomeChecks {
                     if (to <= from) {
                         continue;
                     }
-                    boolean explained = faultsThatStall && (faulted(a, from, to) || faulted(b, from, to));
+                    boolean explained = faultsThatStall && (timeline.faulted(a, from, to) || timeline.faulted(b, from, to));
                     // a worker that logged its lease's deadline had its belief ended there already (beliefEnd):
                     // what overlaps past it is real; the message heuristic is for event logs without the deadline
                     if (!explained && a.lostDeadline == Long.MAX_VALUE && endedByDeadlineNotice(a, to)
@@ -173,19 +162,19 @@ final class OutcomeChecks {
                         infoMs += ms(to - from);
                     } else {
                         badOverlaps++;
-                        violation("e", entry.getKey() + ": " + a.id + " (token " + a.token + ") and " + b.id + " (token "
-                                + b.token + ") both believed they held it for " + ms(to - from) + " ms from " + at(from)
+                        in.violation("e", entry.getKey() + ": " + a.id + " (token " + a.token + ") and " + b.id + " (token "
+                                + b.token + ") both believed they held it for " + ms(to - from) + " ms from " + in.at(from)
                                 + (faultsThatStall ? ", neither of them faulted" : ""));
                     }
                 }
             }
         }
-        long pastDeadline = byId.values().stream().filter(a -> a.ok() && a.lostAfterDeadline()).count();
+        long pastDeadline = timeline.attempts().stream().filter(a -> a.ok() && a.lostAfterDeadline()).count();
         if (spec.strategy().sessionKillEndsHolds()) {
-            checkNotes.put("d", checkNotes.get("d") + "; samples showing a lock held by a dead worker's session "
+            in.checkNote("d", in.findings().checkNotes.get("d") + "; samples showing a lock held by a dead worker's session "
                     + deadHolders);
         }
-        checkNotes.put("e", samples.size() + " samples; failed-seen-as-owner " + seenFailed + ", wrong token "
+        in.checkNote("e", samples.size() + " samples; failed-seen-as-owner " + seenFailed + ", wrong token "
                 + wrongToken + ", unknown holder " + unknownHolder + ", granted-but-not-shown " + notSeen
                 + ", unexplained belief overlap " + badOverlaps
                 + (seenFailedCutOff > 0 ? ", failed-seen-as-owner while cut off by the failover (information) "
@@ -197,7 +186,7 @@ final class OutcomeChecks {
     }
 
     private long procExit(int worker, int generation) {
-        for (Scenario.Proc p : r.procs()) {
+        for (Scenario.Proc p : in.record().procs()) {
             if (p.index == worker && p.gen == generation) {
                 return p.exited >= 0 ? p.exited : p.ended >= 0 ? p.ended : Long.MAX_VALUE;
             }
@@ -217,27 +206,5 @@ final class OutcomeChecks {
             }
         }
         return lo;
-    }
-
-    // what the checks above ask of the timeline and tell the findings, by the names they use
-
-    private Map<String, List<Attempt>> grantsPerLock() {
-        return timeline.grantsPerLock();
-    }
-
-    private long holdUntil(Attempt a) {
-        return timeline.holdUntil(a);
-    }
-
-    private boolean faulted(Attempt a, long from, long to) {
-        return timeline.faulted(a, from, to);
-    }
-
-    private void violation(String check, String detail) {
-        findings.violation(check, detail);
-    }
-
-    private String at(long nanos) {
-        return findings.at(nanos);
     }
 }

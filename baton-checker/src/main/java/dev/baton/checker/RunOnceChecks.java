@@ -28,36 +28,23 @@ final class RunOnceChecks {
     private final Map<String, RunCall> calls = new LinkedHashMap<>();
     private final Map<String, RunCall> byKey = new HashMap<>();
 
-    private final Scenario.Record r;
-    private final ScenarioSpec spec;
-    private final Timeline timeline;
-    private final Findings findings;
+    private final Recorded in;
     private final LivenessChecks liveness;
-    private final List<String> notes;
-    private final Map<String, Integer> errors;
-    private final Map<String, Integer> violations;
-    private final Map<String, String> checkNotes;
-    private final List<String> details;
 
-    RunOnceChecks(Scenario.Record r, Timeline timeline, Findings findings, LivenessChecks liveness) {
-        this.r = r;
-        this.spec = r.spec();
-        this.timeline = timeline;
-        this.findings = findings;
+    RunOnceChecks(Recorded in, LivenessChecks liveness) {
+        this.in = in;
         this.liveness = liveness;
-        this.notes = findings.notes;
-        this.errors = findings.errors;
-        this.violations = findings.violations;
-        this.checkNotes = findings.checkNotes;
-        this.details = findings.details;
     }
 
     Result analyse() {
+        ScenarioSpec spec = in.spec();
+        Scenario.Record r = in.record();
+        Timeline timeline = in.timeline();
         for (Scenario.Proc p : r.procs()) {
-            for (Map<String, Object> e : Scenario.readEvents(p, notes)) {
+            for (Map<String, Object> e : Scenario.readEvents(p, in.findings().notes)) {
                 String id = (String) e.get("a");
                 if ("invoke".equals(e.get("type"))) {
-                    timeline.ops++;
+                    timeline.countOp();
                 }
                 if (id == null || !"runOnce".equals(e.get("op"))) {
                     continue;
@@ -82,7 +69,7 @@ final class RunOnceChecks {
                     if (c.outcome == Outcome.INDETERMINATE && e.get("msg") instanceof String msg) {
                         c.error = msg;
                         if (t < c.procEnd) {
-                            errors.merge(errorKind(msg), 1, Integer::sum);
+                            in.findings().errors.merge(errorKind(msg), 1, Integer::sum);
                         }
                     }
                 }
@@ -129,8 +116,8 @@ final class RunOnceChecks {
                     }
                     if (b.runT < a.runEnd() && b.runT < a.invokeT + atMost - tol) {
                         overlaps++;
-                        violation("a", entry.getKey() + ": run " + b.id + " started at " + at(b.runT) + " while run "
-                                + a.id + " (called at " + at(a.invokeT) + ", so granted less than atMostFor "
+                        in.violation("a", entry.getKey() + ": run " + b.id + " started at " + in.at(b.runT) + " while run "
+                                + a.id + " (called at " + in.at(a.invokeT) + ", so granted less than atMostFor "
                                 + ms(atMost) + " ms before) was still running");
                     }
                 }
@@ -138,7 +125,7 @@ final class RunOnceChecks {
                     RunCall a = list.get(j - 1);
                     if (b.runT < a.invokeT + atLeast - tol) {
                         early++;
-                        violation("b", entry.getKey() + ": run " + b.id + " started " + ms(b.runT - a.invokeT)
+                        in.violation("b", entry.getKey() + ": run " + b.id + " started " + ms(b.runT - a.invokeT)
                                 + " ms after run " + a.id + " was called, before atLeastFor " + ms(atLeast) + " ms");
                     }
                 }
@@ -169,7 +156,7 @@ final class RunOnceChecks {
             }
             if (!explained) {
                 stuck++;
-                violation("c", c.name + ": " + c.id + " found it taken at " + at(c.invokeT) + ".." + at(c.outcomeT)
+                in.violation("c", c.name + ": " + c.id + " found it taken at " + in.at(c.invokeT) + ".." + in.at(c.outcomeT)
                         + ", yet no call of it was under way in the atMostFor (" + ms(atMost) + " ms) + margin before");
             }
         }
@@ -178,22 +165,22 @@ final class RunOnceChecks {
         for (RunCall c : calls.values()) {
             if (c.outcome == Outcome.OK && Boolean.FALSE.equals(c.ran) && c.runT != Long.MAX_VALUE) {
                 ranFalse++;
-                violation("e", c.name + ": " + c.id + " returned false (not run) but its task ran at " + at(c.runT));
+                in.violation("e", c.name + ": " + c.id + " returned false (not run) but its task ran at " + in.at(c.runT));
             }
             if (c.outcome == Outcome.OK && Boolean.TRUE.equals(c.ran) && c.runT == Long.MAX_VALUE) {
                 notRun++;
-                violation("e", c.name + ": " + c.id + " returned true but the resource never saw its task run");
+                in.violation("e", c.name + ": " + c.id + " returned true but the resource never saw its task run");
             }
         }
         int unfaultedErrors = 0;
         for (RunCall c : calls.values()) {
-            if (c.outcome == Outcome.INDETERMINATE && c.outcomeT < c.procEnd && !touched(c.worker, c.generation, c.invokeT - spec.margin().toNanos(), c.outcomeT)) {
+            if (c.outcome == Outcome.INDETERMINATE && c.outcomeT < c.procEnd && !timeline.touched(c.worker, c.generation, c.invokeT - spec.margin().toNanos(), c.outcomeT)) {
                 unfaultedErrors++;
-                violation("c", c.name + ": " + c.id + " failed at " + at(c.outcomeT) + " with an error while no fault"
+                in.violation("c", c.name + ": " + c.id + " failed at " + in.at(c.outcomeT) + " with an error while no fault"
                         + " touched its worker: " + c.error);
             }
         }
-        checkNeverStuck();
+        liveness.checkNeverStuck();
         Map<String, Integer> hitsByMode = new TreeMap<>();
         for (Scenario.Fault f : r.faults()) {
             RunCall c = byKey.get(f.holder() == null ? "" : keyOf(f.holder()));
@@ -203,21 +190,21 @@ final class RunOnceChecks {
                         Integer::sum);
             }
         }
-        checkNotes.put("a", nRuns + " runs; overlapping within atMostFor " + overlaps + " (atMostFor "
+        in.checkNote("a", nRuns + " runs; overlapping within atMostFor " + overlaps + " (atMostFor "
                 + ms(atMost) + " ms)");
-        checkNotes.put("b", "started before the previous call + atLeastFor " + early + " (atLeastFor "
+        in.checkNote("b", "started before the previous call + atLeastFor " + early + " (atLeastFor "
                 + ms(atLeast) + " ms, slack " + ms(tol) + " ms)");
-        checkNotes.put("c", "found taken with no holder possible " + stuck + " (a name stays taken at most atMostFor"
+        in.checkNote("c", "found taken with no holder possible " + stuck + " (a name stays taken at most atMostFor"
                 + " " + ms(atMost) + " ms after a grant, + margin); longest gap between runs of a name "
                 + (maxGap < 0 ? "-" : ms(maxGap)) + " ms; calls by a worker no fault touched that ended in an error "
                 + unfaultedErrors);
-        checkNotes.put("e", "returned false but ran " + ranFalse + ", returned true but never ran " + notRun
+        in.checkNote("e", "returned false but ran " + ranFalse + ", returned true but never ran " + notRun
                 + (unmatched > 0 ? ", runs of unknown calls " + unmatched : ""));
-        noteErrors("runOnce call(s)");
+        in.findings().noteErrors("runOnce call(s)");
         int hits = hitsByMode.values().stream().mapToInt(Integer::intValue).sum();
         long skipped = calls.values().stream().filter(c -> Boolean.FALSE.equals(c.ran)).count();
         long unknown = calls.values().stream().filter(c -> c.outcome != Outcome.OK).count();
-        int total = violations.values().stream().mapToInt(Integer::intValue).sum();
+        int total = in.findings().violations.values().stream().mapToInt(Integer::intValue).sum();
         String scenario = spec.fault();
         String verdict;
         String reason;
@@ -235,10 +222,11 @@ final class RunOnceChecks {
             verdict = "PASS";
             reason = scenario.equals("none") ? "no violations (no faults injected)" : "no violations, " + hits + " hits";
         }
-        return new Result(r.backend(), r.backendName(), scenario, spec, verdict, reason, timeline.ops, calls.size(), nRuns,
-                skipped, unknown, r.accesses().size(), 0, r.faults().size(), hits, hitsByMode, violations,
-                checkNotes, details, maxGap < 0 ? -1 : ms(maxGap), ms(liveBound), -1, -1, -1, -1, 0, 0, 0,
-                r.samples().size(), notes);
+        Findings findings = in.findings();
+        return new Result(r.backend(), r.backendName(), scenario, spec, verdict, reason, timeline.ops(),
+                calls.size(), nRuns, skipped, unknown, r.accesses().size(), 0, r.faults().size(), hits, hitsByMode,
+                findings.violations, findings.checkNotes, findings.details, maxGap < 0 ? -1 : ms(maxGap),
+                ms(liveBound), -1, -1, -1, -1, 0, 0, 0, r.samples().size(), findings.notes);
     }
 
     /** One {@code runOnce} call and its run, rebuilt from its worker's events and the resource's record. */
@@ -266,27 +254,5 @@ final class RunOnceChecks {
         long runEnd() {
             return Math.min(doneT, procEnd);
         }
-    }
-
-    // what the checks above ask of the timeline and tell the findings, by the names they use
-
-    private boolean touched(int worker, int generation, long from, long to) {
-        return timeline.touched(worker, generation, from, to);
-    }
-
-    private void checkNeverStuck() {
-        liveness.checkNeverStuck();
-    }
-
-    private void noteErrors(String what) {
-        findings.noteErrors(what);
-    }
-
-    private void violation(String check, String detail) {
-        findings.violation(check, detail);
-    }
-
-    private String at(long nanos) {
-        return findings.at(nanos);
     }
 }

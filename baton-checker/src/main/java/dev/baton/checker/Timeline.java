@@ -3,6 +3,8 @@ package dev.baton.checker;
 import dev.baton.checker.Analysis.Attempt;
 
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Collections;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -23,28 +25,49 @@ import static dev.baton.checker.Findings.ms;
  */
 final class Timeline {
     private final Scenario.Record r;
-    private final ScenarioSpec spec;
-    /** The scenario's notes and the error counts ({@link Findings}), which reading the events adds to. */
-    private final List<String> notes;
-    private final Map<String, Integer> errors;
-    final Map<String, Attempt> byId = new LinkedHashMap<>();
-    final Map<String, Attempt> byKey = new HashMap<>();
+    /** The scenario's notes and the error counts, which reading the events adds to. */
+    private final Findings findings;
+    private final Map<String, Attempt> byId = new LinkedHashMap<>();
+    private final Map<String, Attempt> byKey = new HashMap<>();
     /** Attempts per worker process and lock ({@code worker.generation lock}), in the order they began. */
-    final Map<String, List<Attempt>> byProcLock = new HashMap<>();
+    private final Map<String, List<Attempt>> byProcLock = new HashMap<>();
     private final Map<String, List<long[]>> faultWindows = new HashMap<>();
     /** Operations the workers invoked (acquires, releases, accesses, runOnce calls). */
-    long ops;
+    private long ops;
 
     Timeline(Scenario.Record r, Findings findings) {
         this.r = r;
-        this.spec = r.spec();
-        this.notes = findings.notes;
-        this.errors = findings.errors;
+        this.findings = findings;
+    }
+
+    /** The attempts rebuilt, in the order they were read (a read-only view). */
+    Collection<Attempt> attempts() {
+        return Collections.unmodifiableCollection(byId.values());
+    }
+
+    /** The attempt of this thread key ({@link Attempt#key}), or null. */
+    Attempt byKey(String key) {
+        return byKey.get(key);
+    }
+
+    /** The attempts of worker process {@code worker.generation} on this lock, in the order they began. */
+    List<Attempt> ofProcess(int worker, int generation, String lock) {
+        return Collections.unmodifiableList(byProcLock.getOrDefault(worker + "." + generation + " " + lock, List.of()));
+    }
+
+    /** Operations the workers invoked (acquires, releases, accesses, runOnce calls). */
+    long ops() {
+        return ops;
+    }
+
+    /** Counts one more invoked operation (a {@code runOnce} history, read by {@link RunOnceChecks}). */
+    void countOp() {
+        ops++;
     }
 
     void rebuildAttempts() {
         for (Scenario.Proc p : r.procs()) {
-            for (Map<String, Object> e : Scenario.readEvents(p, notes)) {
+            for (Map<String, Object> e : Scenario.readEvents(p, findings.notes)) {
                 String type = (String) e.get("type");
                 String op = (String) e.get("op");
                 String id = (String) e.get("a");
@@ -81,7 +104,7 @@ final class Timeline {
                         if (a.outcome == Outcome.INDETERMINATE && e.get("msg") instanceof String msg) {
                             a.error = msg;
                             if (t < a.procEnd) { // not the checker closing the client under it
-                                errors.merge(errorKind(msg), 1, Integer::sum);
+                                findings.errors.merge(errorKind(msg), 1, Integer::sum);
                             }
                         }
                         if (a.outcome == Outcome.OK) {
@@ -116,8 +139,8 @@ final class Timeline {
      * for a fault on the whole server (restart, failover), the target's for the others but a kill (which ends it).
      */
     void markFaultWindows() {
-        long lease = spec.leaseTime().toNanos();
-        long margin = spec.margin().toNanos();
+        long lease = r.spec().leaseTime().toNanos();
+        long margin = r.spec().margin().toNanos();
         for (Scenario.Fault f : r.faults()) {
             if (ScenarioSpec.serverWide(f.kind())) {
                 // a restart or failover cuts every worker off the server at once
@@ -192,7 +215,7 @@ final class Timeline {
      */
     private Attempt grantedBefore(int worker, int generation, String lock, long t) {
         Attempt best = null;
-        for (Attempt a : byProcLock.getOrDefault(worker + "." + generation + " " + lock, List.of())) {
+        for (Attempt a : ofProcess(worker, generation, lock)) {
             if (a.ok() && a.outcomeT < t && (best == null || a.outcomeT > best.outcomeT)) {
                 best = a;
             }
@@ -224,7 +247,7 @@ final class Timeline {
     }
 
     private long settled(Attempt a, long t) {
-        long end = t + spec.margin().toNanos();
+        long end = t + r.spec().margin().toNanos();
         for (long[] window : faultWindows.getOrDefault(a.worker + "." + a.generation, List.of())) {
             if (window[0] <= t && t < window[1]) {
                 end = Math.max(end, window[1]);
