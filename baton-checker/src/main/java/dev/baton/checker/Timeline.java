@@ -197,6 +197,21 @@ final class Timeline {
     }
 
     /**
+     * An attempt that held some lock when {@code t} came (granted before it, neither released nor told lost by then),
+     * the earliest granted; null if nobody held anything. A fault on the whole server hits every such holder.
+     */
+    Attempt holderAt(long t) {
+        Attempt first = null;
+        for (Attempt a : attempts()) {
+            if (a.ok() && a.outcomeT < t && Math.min(a.releaseT, a.lostT) >= t
+                    && (first == null || a.outcomeT < first.outcomeT)) {
+                first = a;
+            }
+        }
+        return first;
+    }
+
+    /**
      * The attempt a {@code kill-waiter} fault hit, from the waiter's own history, or null: the attempt whose thread
      * the place in line named had asked for that lock before the kill and had no answer yet.
      */
