@@ -4,7 +4,6 @@ import dev.baton.LockInfo;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -12,6 +11,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
+import static dev.baton.checker.EventLogs.S;
+import static dev.baton.checker.EventLogs.T0;
+import static dev.baton.checker.EventLogs.nanos;
+import static dev.baton.checker.EventLogs.proc;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -23,8 +26,6 @@ import static org.assertj.core.api.Assertions.assertThat;
  * before it, so neither is a violation. A holder whose deadline had not passed still is.
  */
 class LostLeaseDeadlineTest {
-    private static final long S = 1_000_000_000L;
-    private static final long T0 = 50 * S;
     private static final String OVERDUE = "lease on 'lock-0' (token 1, holder w0.0/1/x#5) lost: its local deadline"
             + " passed (this process was paused, or its renewal was late) and the server no longer shows the grant";
 
@@ -33,7 +34,7 @@ class LostLeaseDeadlineTest {
 
     /** A was granted token 1 at 0.1 s, its lease's deadline is {@code deadline}, it heard it was lost at 1.25 s. */
     private Scenario.Proc holderA(double deadline) throws Exception {
-        return proc(0, ev(0.1, "invoke", "acquire", "w0.0.0", "tid", 5L),
+        return proc(dir, 0, ev(0.1, "invoke", "acquire", "w0.0.0", "tid", 5L),
                 ev(0.11, "ok", "acquire", "w0.0.0", "token", 1L, "holder", "w0.0/1/x#5"),
                 ev(1.25, "info", "lost", "w0.0.0", "token", 1L, "msg", OVERDUE, "deadline", nanos(deadline)),
                 ev(1.26, "invoke", "release", "w0.0.0", "token", 1L),
@@ -42,7 +43,7 @@ class LostLeaseDeadlineTest {
 
     /** B was granted token 2 at 1.05 s, 200 ms before A's notice, and released it at 1.4 s. */
     private Scenario.Proc holderB() throws Exception {
-        return proc(1, ev(0.5, "invoke", "acquire", "w1.0.0", "tid", 7L),
+        return proc(dir, 1, ev(0.5, "invoke", "acquire", "w1.0.0", "tid", 7L),
                 ev(1.05, "ok", "acquire", "w1.0.0", "token", 2L, "holder", "w1.0/2/x#7"),
                 ev(1.4, "invoke", "release", "w1.0.0", "token", 2L),
                 ev(1.41, "ok", "release", "w1.0.0", "token", 2L));
@@ -80,7 +81,7 @@ class LostLeaseDeadlineTest {
     /** A lost notice without a deadline (an event log from before workers logged it) keeps the old judgement. */
     @Test
     void withoutADeadlineTheNoticeEndsTheBelief() throws Exception {
-        Scenario.Proc a = proc(0, ev(0.1, "invoke", "acquire", "w0.0.0", "tid", 5L),
+        Scenario.Proc a = proc(dir, 0, ev(0.1, "invoke", "acquire", "w0.0.0", "tid", 5L),
                 ev(0.11, "ok", "acquire", "w0.0.0", "token", 1L),
                 ev(1.25, "info", "lost", "w0.0.0", "token", 1L, "msg", OVERDUE),
                 ev(1.26, "invoke", "release", "w0.0.0", "token", 1L),
@@ -117,21 +118,6 @@ class LostLeaseDeadlineTest {
 
     private static List<String> violations(Analysis.Result result) {
         return result.details().stream().filter(d -> d.startsWith("(e)")).toList();
-    }
-
-    private Scenario.Proc proc(int index, Object[]... events) throws Exception {
-        Path log = dir.resolve("w" + index + ".0.jsonl");
-        StringBuilder lines = new StringBuilder();
-        for (Object[] e : events) {
-            lines.append(Json.object(e)).append('\n');
-        }
-        Files.writeString(log, lines);
-        return new Scenario.Proc(index, 0, null, log);
-    }
-
-    /** The run's time {@code seconds} after its start, in the event log's time base. */
-    private static long nanos(double seconds) {
-        return T0 + Math.round(seconds * 1000) * 1_000_000;
     }
 
     private static Object[] ev(double at, String type, String op, String attempt, Object... more) {

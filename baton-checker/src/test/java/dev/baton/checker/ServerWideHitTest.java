@@ -4,7 +4,6 @@ import dev.baton.LockInfo;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -12,6 +11,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 
+import static dev.baton.checker.EventLogs.S;
+import static dev.baton.checker.EventLogs.T0;
+import static dev.baton.checker.EventLogs.nanos;
+import static dev.baton.checker.EventLogs.proc;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -21,20 +24,18 @@ import static org.assertj.core.api.Assertions.assertThat;
  * the failover note said "holders at the kill 1", and yet the run counted 0 hits and came out INCONCLUSIVE.
  */
 class ServerWideHitTest {
-    private static final long S = 1_000_000_000L;
-    private static final long T0 = 50 * S;
 
     @TempDir
     Path dir;
 
     /** A holds lock-0 from 0.11 s to 1.0 s; B holds lock-1 from 0.91 s to 1.5 s; the fault aims at A at 1.1 s. */
     private Analysis.Result analyse(String fault, boolean bStillHolds) throws Exception {
-        Scenario.Proc a = proc(0, ev(0.1, "invoke", "acquire", "w0.0.0", "lock-0", "tid", 5L),
+        Scenario.Proc a = proc(dir, 0, ev(0.1, "invoke", "acquire", "w0.0.0", "lock-0", "tid", 5L),
                 ev(0.11, "ok", "acquire", "w0.0.0", "lock-0", "token", 1L, "holder", "w0.0/1/x#5"),
                 ev(0.99, "invoke", "release", "w0.0.0", "lock-0", "token", 1L),
                 ev(1.0, "ok", "release", "w0.0.0", "lock-0", "token", 1L));
         double bRelease = bStillHolds ? 1.5 : 1.05;
-        Scenario.Proc b = proc(1, ev(0.9, "invoke", "acquire", "w1.0.0", "lock-1", "tid", 7L),
+        Scenario.Proc b = proc(dir, 1, ev(0.9, "invoke", "acquire", "w1.0.0", "lock-1", "tid", 7L),
                 ev(0.91, "ok", "acquire", "w1.0.0", "lock-1", "token", 1L, "holder", "w1.0/2/x#7"),
                 ev(bRelease - 0.01, "invoke", "release", "w1.0.0", "lock-1", "token", 1L),
                 ev(bRelease, "ok", "release", "w1.0.0", "lock-1", "token", 1L));
@@ -77,20 +78,6 @@ class ServerWideHitTest {
     @Test
     void aKillWhoseTargetHadReleasedMissesWhateverOthersHeld() throws Exception {
         assertThat(analyse("kill", true).hits()).isZero();
-    }
-
-    private Scenario.Proc proc(int index, Object[]... events) throws Exception {
-        Path log = dir.resolve("w" + index + ".0.jsonl");
-        StringBuilder lines = new StringBuilder();
-        for (Object[] e : events) {
-            lines.append(Json.object(e)).append('\n');
-        }
-        Files.writeString(log, lines);
-        return new Scenario.Proc(index, 0, null, log);
-    }
-
-    private static long nanos(double seconds) {
-        return T0 + Math.round(seconds * 1000) * 1_000_000;
     }
 
     private static Object[] ev(double at, String type, String op, String attempt, String lock, Object... more) {
