@@ -40,6 +40,7 @@ final class OutcomeChecks {
         int deadHolders = 0;
         int wrongToken = 0;
         int unknownHolder = 0;
+        int foreignHolder = 0;
         int notSeen = 0;
         List<Scenario.Sample> samples = r.samples();
         for (Scenario.Sample s : samples) {
@@ -78,6 +79,13 @@ final class OutcomeChecks {
                         in.violation("e", info.name() + " held by " + info.holder() + " at " + in.at(s.s0()) + ".."
                                 + in.at(s.s1()) + ", when no attempt of that process could hold it by its own history");
                     }
+                    continue;
+                }
+                if (timeline.foreign(info.holder())) {
+                    foreignHolder++;
+                    in.violation("e", info.name() + " held by " + info.holder() + " at " + in.at(s.s1())
+                            + ", not a client of this run's workers: another client uses this run's table or key"
+                            + " prefix (another run of the checker? give each run its own --table)");
                     continue;
                 }
                 Attempt a = timeline.byKey(keyOf(info.holder()));
@@ -175,7 +183,8 @@ final class OutcomeChecks {
                     + deadHolders);
         }
         in.checkNote("e", samples.size() + " samples; failed-seen-as-owner " + seenFailed + ", wrong token "
-                + wrongToken + ", unknown holder " + unknownHolder + ", granted-but-not-shown " + notSeen
+                + wrongToken + ", unknown holder " + unknownHolder + (foreignHolder == 0 ? ""
+                : ", held by a client not of this run " + foreignHolder) + ", granted-but-not-shown " + notSeen
                 + ", unexplained belief overlap " + badOverlaps
                 + (seenFailedCutOff > 0 ? ", failed-seen-as-owner while cut off by the failover (information) "
                 + seenFailedCutOff : "")

@@ -7,9 +7,11 @@ import java.util.Collection;
 import java.util.Collections;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 
 import static dev.baton.checker.Analysis.errorKind;
@@ -29,6 +31,8 @@ final class Timeline {
     private final Findings findings;
     private final Map<String, Attempt> byId = new LinkedHashMap<>();
     private final Map<String, Attempt> byKey = new HashMap<>();
+    /** The ids of the clients the run's workers built, from their "ready" events. */
+    private final Set<String> clientIds = new HashSet<>();
     /** Attempts per worker process and lock ({@code worker.generation lock}), in the order they began. */
     private final Map<String, List<Attempt>> byProcLock = new HashMap<>();
     private final Map<String, List<long[]>> faultWindows = new HashMap<>();
@@ -74,6 +78,9 @@ final class Timeline {
                 long t = (Long) e.get("t");
                 if ("invoke".equals(type)) {
                     ops++;
+                }
+                if ("ready".equals(op) && e.get("client") instanceof String client) {
+                    clientIds.add(client);
                 }
                 if (id == null) {
                     continue;
@@ -194,6 +201,16 @@ final class Timeline {
             return null;
         }
         return a;
+    }
+
+    /**
+     * Whether {@code holder} ({@code clientId#thread}) names a client that none of the run's workers built (every worker
+     * logs its client's id once it is ready): a client of another program, or of another run, on this run's table or
+     * key prefix. False when the event logs name no client (logs from before workers logged it).
+     */
+    boolean foreign(String holder) {
+        int hash = holder.lastIndexOf('#');
+        return !clientIds.isEmpty() && hash > 0 && !clientIds.contains(holder.substring(0, hash));
     }
 
     /**
