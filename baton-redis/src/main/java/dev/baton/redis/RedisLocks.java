@@ -263,17 +263,21 @@ public final class RedisLocks {
                 }
                 // reconnect attempts back off from 1 ms to at most MAX_RECONNECT_DELAY (Lettuce's default grows to
                 // 30 s, so a client could stay disconnected for up to 30 s after a long outage ended)
-                ClientResources resources = ClientResources.builder()
+                ClientResources.Builder resourcesBuilder = ClientResources.builder()
                         .reconnectDelay(Delay.exponential(Duration.ofMillis(1), MAX_RECONNECT_DELAY, 2,
                                 TimeUnit.MILLISECONDS))
-                        // the JDK's resolver: Netty's DNS client costs a short-lived process (baton run) a
-                        // noticeable part of its start, for no gain to a client of one host or a few Sentinels
-                        .addressResolverGroup(DefaultAddressResolverGroup.INSTANCE)
                         // two connections (a few more behind Sentinels) need no more than two threads; Lettuce's
                         // default is one per core, each event loop with a selector of its own, made at start
                         .ioThreadPoolSize(2)
-                        .computationThreadPoolSize(2)
-                        .build();
+                        .computationThreadPoolSize(2);
+                if (onlyAddresses(uri)) {
+                    // hosts given as IP addresses need no lookup, so the JDK's resolver answers at once, where
+                    // Netty's DNS client costs a short-lived process (baton run) a noticeable part of its start; a
+                    // host name keeps Netty's DNS client, since the JDK's would block an event loop (and every
+                    // connection on it, renewals included) for as long as a lookup takes
+                    resourcesBuilder.addressResolverGroup(DefaultAddressResolverGroup.INSTANCE);
+                }
+                ClientResources resources = resourcesBuilder.build();
                 // connections without Lettuce's synchronous API, which is slow to build (AsyncOnlyRedisClient)
                 c = new AsyncOnlyRedisClient(resources, uri);
                 c.setOptions(ClientOptions.builder()
@@ -309,7 +313,18 @@ public final class RedisLocks {
             return b.toString();
         }
 
-        private static boolean isScript(ProtocolKeyword type) {
+        /** Whether every host of {@code uri} (its Sentinels' for a Sentinel URL) is an IPv4 or IPv6 address, not a name. */
+    static boolean onlyAddresses(RedisURI uri) {
+        java.util.List<String> hosts = new java.util.ArrayList<>();
+        if (uri.getHost() != null) {
+            hosts.add(uri.getHost());
+        }
+        uri.getSentinels().forEach(sentinel -> hosts.add(sentinel.getHost()));
+        return !hosts.isEmpty() && hosts.stream().allMatch(h -> h != null
+                && (h.matches("\\d{1,3}(\\.\\d{1,3}){3}") || h.contains(":")));
+    }
+
+    private static boolean isScript(ProtocolKeyword type) {
             return type == CommandType.EVAL || type == CommandType.EVALSHA;
         }
     }

@@ -33,4 +33,18 @@ class RedisUrlTest {
         assertThatThrownBy(() -> RedisLocks.builder("redis://h?requireReplicas=17"))
                 .hasMessageContaining("replicas must be between 0 and 16, was 17");
     }
+
+    /** The JDK's resolver only where no lookup is needed: it would block an event loop while it looked a name up. */
+    @Test
+    void onlyHostsGivenAsAddressesSkipNettysDnsClient() {
+        assertThat(RedisLocks.Builder.onlyAddresses(io.lettuce.core.RedisURI.create("redis://127.0.0.1:6379"))).isTrue();
+        assertThat(RedisLocks.Builder.onlyAddresses(io.lettuce.core.RedisURI.create("redis://[::1]:6379"))).isTrue();
+        assertThat(RedisLocks.Builder.onlyAddresses(io.lettuce.core.RedisURI.create(
+                "redis-sentinel://127.0.0.1:26390,127.0.0.1:26391#m"))).isTrue();
+        assertThat(RedisLocks.Builder.onlyAddresses(io.lettuce.core.RedisURI.create("redis://localhost:6379"))).isFalse();
+        assertThat(RedisLocks.Builder.onlyAddresses(io.lettuce.core.RedisURI.create("redis://redis.example:6379")))
+                .isFalse();
+        assertThat(RedisLocks.Builder.onlyAddresses(io.lettuce.core.RedisURI.create(
+                "redis-sentinel://127.0.0.1:26390,sentinel.example:26391#m"))).isFalse();
+    }
 }
