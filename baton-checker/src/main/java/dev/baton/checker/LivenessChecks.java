@@ -58,6 +58,8 @@ final class LivenessChecks {
                 // a fault on the whole server hits every holder: the one it aimed at had let go, another held; the
                 // loop below owes every lock, the aimed-at one too, a grant from the fault's end
                 hitsByMode.merge(f.kind(), 1, Integer::sum);
+                CheckStrategy.HandOver due = spec.strategy().handOver("restart", f.mode(), spec.leaseTime());
+                rules.put(f.kind(), rule(due));
                 if (other.lostT != Long.MAX_VALUE) {
                     lostNotices.add(ms(other.lostT - f.start()));
                 }
@@ -71,8 +73,7 @@ final class LivenessChecks {
             CheckStrategy.HandOver due = spec.strategy().handOver(ScenarioSpec.serverWide(f.kind()) ? "restart"
                     : f.kind(), f.mode(), spec.leaseTime());
             String kind = f.kind().equals("partition") ? f.kind() + " " + f.mode() : f.kind();
-            rules.put(kind, !due.due() ? "none due (" + due.why() + ")"
-                    : (due.fromEnd() ? "from its end" : "from its start") + " (" + due.why() + ")");
+            rules.put(kind, rule(due));
             if (!due.due()) {
                 continue;
             }
@@ -236,5 +237,11 @@ final class LivenessChecks {
         in.checkNote("f", windows + " time(s) a free lock had a live waiter behind a dead place, longest "
                 + (longest < 0 ? "-" : ms(longest)) + " ms; bound " + ms(limit) + " ms = " + bound.get().toMillis()
                 + " ms + margin " + spec.margin().toMillis() + " ms");
+    }
+
+    /** How a fault's hand-over is owed, as the report's rule line says it. */
+    private static String rule(CheckStrategy.HandOver due) {
+        return !due.due() ? "none due (" + due.why() + ")"
+                : (due.fromEnd() ? "from its end" : "from its start") + " (" + due.why() + ")";
     }
 }

@@ -214,13 +214,13 @@ final class Timeline {
     }
 
     /**
-     * An attempt that held some lock when {@code t} came (granted before it, neither released nor told lost by then),
-     * the earliest granted; null if nobody held anything. A fault on the whole server hits every such holder.
+     * An attempt that held some lock when {@code t} came (granted before it, neither released nor told lost by then,
+     * its process still running), the earliest granted; null if nobody held anything. A fault on the whole server hits every such holder.
      */
     Attempt holderAt(long t) {
         Attempt first = null;
         for (Attempt a : attempts()) {
-            if (a.ok() && a.outcomeT < t && Math.min(a.releaseT, a.lostT) >= t
+            if (a.ok() && a.outcomeT < t && Math.min(Math.min(a.releaseT, a.lostT), a.procEnd) >= t
                     && (first == null || a.outcomeT < first.outcomeT)) {
                 first = a;
             }

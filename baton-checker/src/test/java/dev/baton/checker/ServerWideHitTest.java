@@ -30,15 +30,27 @@ class ServerWideHitTest {
 
     /** A holds lock-0 from 0.11 s to 1.0 s; B holds lock-1 from 0.91 s to 1.5 s; the fault aims at A at 1.1 s. */
     private Analysis.Result analyse(String fault, boolean bStillHolds) throws Exception {
+        return analyse(fault, bStillHolds, false);
+    }
+
+    /** As above; with {@code bDied}, B's process ended at 1.0 s without releasing (its last event the grant). */
+    private Analysis.Result analyse(String fault, boolean bStillHolds, boolean bDied) throws Exception {
         Scenario.Proc a = proc(dir, 0, ev(0.1, "invoke", "acquire", "w0.0.0", "lock-0", "tid", 5L),
                 ev(0.11, "ok", "acquire", "w0.0.0", "lock-0", "token", 1L, "holder", "w0.0/1/x#5"),
                 ev(0.99, "invoke", "release", "w0.0.0", "lock-0", "token", 1L),
                 ev(1.0, "ok", "release", "w0.0.0", "lock-0", "token", 1L));
         double bRelease = bStillHolds ? 1.5 : 1.05;
-        Scenario.Proc b = proc(dir, 1, ev(0.9, "invoke", "acquire", "w1.0.0", "lock-1", "tid", 7L),
-                ev(0.91, "ok", "acquire", "w1.0.0", "lock-1", "token", 1L, "holder", "w1.0/2/x#7"),
-                ev(bRelease - 0.01, "invoke", "release", "w1.0.0", "lock-1", "token", 1L),
-                ev(bRelease, "ok", "release", "w1.0.0", "lock-1", "token", 1L));
+        Scenario.Proc b = bDied
+                ? proc(dir, 1, ev(0.9, "invoke", "acquire", "w1.0.0", "lock-1", "tid", 7L),
+                        ev(0.91, "ok", "acquire", "w1.0.0", "lock-1", "token", 1L, "holder", "w1.0/2/x#7"))
+                : proc(dir, 1, ev(0.9, "invoke", "acquire", "w1.0.0", "lock-1", "tid", 7L),
+                        ev(0.91, "ok", "acquire", "w1.0.0", "lock-1", "token", 1L, "holder", "w1.0/2/x#7"),
+                        ev(bRelease - 0.01, "invoke", "release", "w1.0.0", "lock-1", "token", 1L),
+                        ev(bRelease, "ok", "release", "w1.0.0", "lock-1", "token", 1L));
+        if (bDied) {
+            b.ended = nanos(1.0);
+            b.exited = nanos(1.0);
+        }
         ScenarioSpec spec = new ScenarioSpec(Strategies.byName("lease"), "jdbc:sqlite:/tmp/x.db", "baton_check", 2, 2,
                 Duration.ofSeconds(1), Duration.ofSeconds(3), fault, 42, dir, Fence.STRICT,
                 ScenarioSpec.DEFAULT_WORKER_JVM);
@@ -72,6 +84,12 @@ class ServerWideHitTest {
         Analysis.Result result = analyse("failover", false);
         assertThat(result.hits()).isZero();
         assertThat(result.verdict()).isEqualTo("INCONCLUSIVE");
+    }
+
+    /** Control: a grant whose process had died before the failover (never released, never told) is no holder. */
+    @Test
+    void aFailoverAfterTheOnlyOtherHoldersProcessDiedMisses() throws Exception {
+        assertThat(analyse("failover", true, true).hits()).isZero();
     }
 
     /** Control: a fault on one worker (kill) still needs its own target to hold. */
