@@ -2,6 +2,7 @@ package dev.baton.checker;
 
 import dev.baton.internal.BatonVersion;
 import dev.baton.internal.Durations;
+import dev.baton.internal.Secrets;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.IVersionProvider;

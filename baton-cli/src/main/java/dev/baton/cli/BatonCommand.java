@@ -5,7 +5,7 @@ import dev.baton.LockBackendException;
 import dev.baton.LockException;
 import dev.baton.LockInterruptedException;
 import dev.baton.checker.CheckCommand;
-import dev.baton.checker.Secrets;
+import dev.baton.internal.Secrets;
 import io.lettuce.core.RedisConnectionException;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;

@@ -1,6 +1,6 @@
 package dev.baton.cli;
 
-import dev.baton.checker.Secrets;
+import dev.baton.internal.Secrets;
 import org.apache.zookeeper.common.PathUtils;
 
 import java.util.Optional;

@@ -1,7 +1,7 @@
 package dev.baton.cli;
 
 import dev.baton.Lease;
-import dev.baton.checker.Secrets;
+import dev.baton.internal.Secrets;
 import dev.baton.jdbc.JdbcLockClient;
 import dev.baton.jdbc.JdbcLocks;
 import org.junit.jupiter.api.Test;

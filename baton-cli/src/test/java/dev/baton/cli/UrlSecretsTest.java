@@ -1,6 +1,6 @@
 package dev.baton.cli;
 
-import dev.baton.checker.Secrets;
+import dev.baton.internal.Secrets;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 

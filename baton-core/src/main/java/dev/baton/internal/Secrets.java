@@ -1,4 +1,4 @@
-package dev.baton.checker;
+package dev.baton.internal;
 
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
@@ -14,7 +14,8 @@ import java.util.regex.Pattern;
 
 /**
  * The one place where Baton's tools hide the secrets of backend URLs before anything is printed: messages, command
- * lines, reports (text and JSON), stack traces. Every form a backend accepts is covered:
+ * lines, reports (text and JSON), stack traces; kept here so that the CLI and the checker hide them alike (not part of
+ * the library's API). Every form a backend accepts is covered:
  * <ul>
  *   <li>the user-info of any {@code scheme://…@}: the part after its first {@code :} ({@code user:***@}), or all of
  *       it for the Redis schemes ({@code redis}, {@code rediss}, {@code redis+ssl}, {@code redis-sentinel},
