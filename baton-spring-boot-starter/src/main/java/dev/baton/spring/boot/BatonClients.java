@@ -88,8 +88,10 @@ final class BatonClients implements AutoCloseable {
         }
         LockClient client = others.computeIfAbsent(leaseTime, build);
         if (closed) {
-            // closed while it was built: close it too, as close() may have missed it
-            client.close();
+            // closed while it was built: close it unless close() took it first (exactly one of them removes it)
+            if (others.remove(leaseTime, client)) {
+                client.close();
+            }
             throw closed(where);
         }
         return client;
@@ -105,7 +107,11 @@ final class BatonClients implements AutoCloseable {
     public void close() {
         closed = true;
         List<RuntimeException> failures = new ArrayList<>();
-        for (LockClient client : others.values()) {
+        for (Duration leaseTime : List.copyOf(others.keySet())) {
+            LockClient client = others.remove(leaseTime); // whoever removes a client closes it, once
+            if (client == null) {
+                continue;
+            }
             try {
                 client.close();
             } catch (RuntimeException e) {
