@@ -26,6 +26,8 @@ public abstract class AbstractClientBuilder<B extends AbstractClientBuilder<B>> 
      * deadlines (a {@code long} of nanoseconds ends after 292 years).
      */
     public static final Duration MAX_LEASE_TIME = Duration.ofDays(7);
+    /** Shortest lease time: 100 ms. */
+    public static final Duration MIN_LEASE_TIME = Duration.ofMillis(100);
     /** Longest poll interval of a waiter: 1 h. A longer poll only delays a waiter that no notification reaches. */
     public static final Duration MAX_POLL_INTERVAL = Duration.ofHours(1);
     /**
@@ -60,7 +62,7 @@ public abstract class AbstractClientBuilder<B extends AbstractClientBuilder<B>> 
      * @throws IllegalArgumentException if null or out of those bounds (the message names both)
      */
     public B leaseTime(Duration leaseTime) {
-        this.leaseTime = within("leaseTime", leaseTime, Duration.ofMillis(100), MAX_LEASE_TIME,
+        this.leaseTime = within("leaseTime", leaseTime, MIN_LEASE_TIME, MAX_LEASE_TIME,
                 "a holder that vanishes keeps its locks for up to one lease time");
         return self();
     }

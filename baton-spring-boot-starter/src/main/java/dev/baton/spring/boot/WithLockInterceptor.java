@@ -52,8 +52,6 @@ import java.util.function.Supplier;
 final class WithLockInterceptor implements MethodInterceptor {
     private static final ParameterNameDiscoverer NAMES = new DefaultParameterNameDiscoverer();
     private static final TemplateParserContext TEMPLATE = new TemplateParserContext();
-    /** The shortest lease time a client builder takes. */
-    private static final Duration MIN_LEASE = Duration.ofMillis(100);
 
     private static final Logger log = LoggerFactory.getLogger(WithLockInterceptor.class);
     /**
@@ -240,7 +238,8 @@ final class WithLockInterceptor implements MethodInterceptor {
                     + " 30s, 2m or PT30S)", e);
         }
         try {
-            return AbstractClientBuilder.within("leaseTime", lease, MIN_LEASE, AbstractClientBuilder.MAX_LEASE_TIME,
+            return AbstractClientBuilder.within("leaseTime", lease, AbstractClientBuilder.MIN_LEASE_TIME,
+                    AbstractClientBuilder.MAX_LEASE_TIME,
                     "a holder that vanishes keeps its lock for up to one lease time");
         } catch (IllegalArgumentException e) {
             throw new IllegalStateException(where + ": " + e.getMessage() + " (leaseTime '" + a.leaseTime() + "')",
