@@ -44,13 +44,26 @@ public final class OwnSentinels implements AutoCloseable {
      * @throws AssertionError if one did not start (those started are stopped)
      */
     public static OwnSentinels watch(String master, int primaryPort) {
+        return watch(master, primaryPort, new String[0]);
+    }
+
+    /**
+     * As {@link #watch(String, int)}, each Sentinel with further options after the monitor's: {@code "--requirepass",
+     * "p"} for Sentinels that ask for a password, {@code "--sentinel", "auth-pass", master, "p"} for a primary that
+     * does. (This class's own checks, {@link #ready} and {@link #primaryPort}, ask without a password.)
+     *
+     * @throws AssertionError if one did not start (those started are stopped)
+     */
+    public static OwnSentinels watch(String master, int primaryPort, String... options) {
         OwnSentinels s = new OwnSentinels(master);
+        List<String> args = new ArrayList<>(List.of(
+                "--sentinel", "monitor", master, "127.0.0.1", Integer.toString(primaryPort), "2",
+                "--sentinel", "down-after-milliseconds", master, Integer.toString(DOWN_AFTER_MS),
+                "--sentinel", "failover-timeout", master, "120000"));
+        args.addAll(List.of(options));
         try {
             for (int i = 0; i < 3; i++) {
-                s.nodes.add(OwnServer.start(OwnServer.Engine.SENTINEL,
-                        "--sentinel", "monitor", master, "127.0.0.1", Integer.toString(primaryPort), "2",
-                        "--sentinel", "down-after-milliseconds", master, Integer.toString(DOWN_AFTER_MS),
-                        "--sentinel", "failover-timeout", master, "120000"));
+                s.nodes.add(OwnServer.start(OwnServer.Engine.SENTINEL, args.toArray(String[]::new)));
             }
         } catch (RuntimeException | Error e) {
             s.close();
