@@ -45,4 +45,37 @@ class FailoverPasswordIT {
             ListeningProcess.of(primary.port()).ifPresent(p -> p.handle().destroyForcibly());
         }
     }
+
+    /**
+     * Sentinels with a password of their own ({@code requirepass}), apart from the data nodes': the URL carries it as
+     * {@code sentinelPassword}, and the fault asks the Sentinels with it (the clients' library does the same).
+     */
+    @Test
+    void theFailoverFaultTalksToSentinelsWithTheirOwnPassword() throws Exception {
+        String sentinelPassword = "s3ntinel-only";
+        try (OwnServer primary = OwnServer.start(OwnServer.Engine.REDIS, "--requirepass", "s3cret", "--masterauth",
+                "s3cret");
+             OwnServer replica = OwnServer.start(OwnServer.Engine.REDIS, "--requirepass", "s3cret", "--masterauth",
+                     "s3cret", "--replicaof", "127.0.0.1", Integer.toString(primary.port()));
+             OwnSentinels sentinels = OwnSentinels.watch("guarded", primary.port(), "--requirepass",
+                     sentinelPassword, "--sentinel", "auth-pass", "guarded", "s3cret",
+                     "--sentinel", "sentinel-pass", sentinelPassword)) {
+            String url = sentinels.url("?sentinelPassword=" + sentinelPassword)
+                    .replace("redis-sentinel://", "redis-sentinel://s3cret@");
+            // OwnSentinels.ready() asks without a password: the same checks with the Sentinels' one
+            await().atMost(Duration.ofSeconds(60)).until(() -> sentinels.ports().stream().allMatch(port ->
+                    redisCli(port, "-a", sentinelPassword, "--no-auth-warning", "sentinel", "ckquorum", "guarded")
+                            .startsWith("OK 3 usable")
+                    && redisCli(port, "-a", sentinelPassword, "--no-auth-warning", "sentinel", "replicas", "guarded")
+                            .contains(Integer.toString(replica.port()))));
+            await().atMost(Duration.ofSeconds(60)).until(() -> redisCli(replica.port(), "-a", "s3cret",
+                    "--no-auth-warning", "info", "replication").contains("master_link_status:up"));
+            Failover failover = Failover.of(url);
+            failover.requireProcesses();
+            Failover.Outcome o = failover.prepare().run();
+            assertThat(o.description()).contains("back as its replica").doesNotContain("s3cret")
+                    .doesNotContain(sentinelPassword);
+            ListeningProcess.of(primary.port()).ifPresent(p -> p.handle().destroyForcibly());
+        }
+    }
 }
