@@ -19,7 +19,7 @@ import java.util.regex.Pattern;
  * @param replicaTimeout   {@code replicaTimeout}, or the default
  * @param hasTimeout       whether the URL sets Lettuce's {@code timeout}
  * @param sentinelPassword {@code sentinelPassword}, percent-decoded: the Sentinels' own password (Lettuce gives the
- *                         URL's user-info to the primary and replicas only), or null
+ *                         URL's user-info to the primary only), or null
  */
 record RedisUrl(String lettuceUrl, int replicas, Duration replicaTimeout, boolean hasTimeout, String sentinelPassword) {
     private static final Pattern DURATION = Pattern.compile("(\\d{1,9})(ms|s)");
