@@ -13,7 +13,7 @@
 #
 # OPTIONs: PostgreSQL `-c name=value` pairs (written to its postgresql.conf); MariaDB mariadbd options
 # (`--innodb-flush-log-at-trx-commit=0`); Redis redis-server options (`--maxmemory-policy allkeys-lru`, written to
-# its redis.conf); Sentinel the same, its `sentinel` directives among them (`--sentinel monitor NAME 127.0.0.1 PORT 2`,
+# its redis.conf after the defaults: no persistence, `repl-diskless-sync-delay 0`); Sentinel the same, its `sentinel` directives among them (`--sentinel monitor NAME 127.0.0.1 PORT 2`,
 # run with redis-server --sentinel, which rewrites the file); ZooKeeper `key=value` lines of zoo.cfg.
 # DIR's owner: if BATON_OWNER_PID is set, a later `start` of any own server destroys this one once that process is
 # gone (a test JVM killed before it could stop its servers leaves none behind for long).
@@ -100,7 +100,9 @@ create() {
     redis|sentinel)
       {
         echo "bind 127.0.0.1"; echo "port $port"; echo "daemonize no"
-        if [ "$engine" = redis ]; then echo "save \"\""; echo "appendonly no"; fi
+        # no 5 s wait (Redis's default) before a full sync for more replicas to join it: a test's replica, or an old
+        # primary back as a replica after a failover, syncs at once
+        if [ "$engine" = redis ]; then echo "save \"\""; echo "appendonly no"; echo "repl-diskless-sync-delay 0"; fi
         echo "dir $dir"; echo "logfile $dir/redis.log"
         local line=
         for a in "$@"; do

@@ -49,7 +49,8 @@ import java.util.regex.Pattern;
  * Every node must be a process of this host that this user can see (root, or the servers' user). Each restarted
  * server runs in a session of its own, reading nothing. The URL's credentials reach the servers as the clients'
  * do: Redis, the user-info ({@code redis-sentinel://[user:]password@…}) for the primary and its replicas, a Sentinel
- * asked again with it only if it answers {@code NOAUTH}; PostgreSQL, the {@code user} and {@code password}
+ * with the URL's {@code sentinelPassword} if it has one, else asked again with the user-info's password only if it
+ * answers {@code NOAUTH}; PostgreSQL, the {@code user} and {@code password}
  * parameters, for the JDBC connections and {@code pg_basebackup}. A password goes to {@code redis-cli} and
  * {@code pg_basebackup} in their environment ({@code REDISCLI_AUTH}, {@code PGPASSWORD}), never on a command line,
  * so no message that quotes a failed command shows it.
@@ -60,6 +61,7 @@ final class Failover {
     private static final Pattern HOSTS = Pattern.compile("(?i)(?:jdbc:)?(zookeeper|redis-sentinel|postgresql)://"
             + "(?:([^/?#]*)@)?([^/?#@]+)([^#]*)(?:#(.*))?");
     private static final Pattern PASSWORD_PARAMETER = Pattern.compile("(?i)[?&]password=([^&]*)");
+    private static final Pattern SENTINEL_PASSWORD_PARAMETER = Pattern.compile("[?&]sentinelPassword=([^&]*)");
 
     /** The kinds of deployment the checker can fail over. */
     enum Deployment { ZOOKEEPER, REDIS_SENTINEL, POSTGRESQL }
@@ -82,15 +84,18 @@ final class Failover {
      * ({@code REDISCLI_AUTH}, {@code PGPASSWORD}), never on a command line or in a message.
      */
     private final String password;
+    /** Redis: the URL's {@code sentinelPassword}, percent-decoded (the Sentinels' own password), or null. */
+    private final String sentinelPassword;
 
     private Failover(Deployment deployment, List<InetSocketAddress> nodes, String rest, String master,
-                     String redisUser, String password) {
+                     String redisUser, String password, String sentinelPassword) {
         this.deployment = deployment;
         this.nodes = nodes;
         this.rest = rest;
         this.master = master;
         this.redisUser = redisUser;
         this.password = password;
+        this.sentinelPassword = sentinelPassword;
     }
 
     /**
@@ -147,8 +152,11 @@ final class Failover {
             Matcher p = PASSWORD_PARAMETER.matcher(rest);
             password = p.find() ? RedisUserInfo.decoded(p.group(1)) : null;
         }
+        Matcher sp = SENTINEL_PASSWORD_PARAMETER.matcher(rest);
+        String sentinelPassword = d == Deployment.REDIS_SENTINEL && sp.find() && !sp.group(1).isEmpty()
+                ? RedisUserInfo.decoded(sp.group(1)) : null;
         return new Failover(d, List.copyOf(nodes), rest, m.group(5), user,
-                password == null || password.isEmpty() ? null : password);
+                password == null || password.isEmpty() ? null : password, sentinelPassword);
     }
 
     /** For the report: what the failover does. */
@@ -413,13 +421,17 @@ final class Failover {
     }
 
     /**
-     * A command to a Sentinel: without credentials (Lettuce gives the URL's to the primary and replicas), and with
-     * them again if this Sentinel asks for a password ({@code NOAUTH}).
+     * A command to a Sentinel: with the URL's {@code sentinelPassword} if it has one; else without credentials
+     * (Lettuce gives the user-info's to the primary only), and with them again if this Sentinel asks for a password
+     * ({@code NOAUTH}).
      */
     private String sentinelCli(InetSocketAddress sentinel, String... args) throws IOException, InterruptedException {
         List<String> cmd = new ArrayList<>(List.of("redis-cli", "--raw", "-h", sentinel.getHostString(), "-p",
                 Integer.toString(sentinel.getPort())));
         cmd.addAll(List.of(args));
+        if (sentinelPassword != null) {
+            return exec(cmd, Map.of("REDISCLI_AUTH", sentinelPassword));
+        }
         String out;
         try {
             out = exec(cmd, Map.of());

@@ -1,5 +1,6 @@
 package dev.baton.cli;
 
+import dev.baton.LockBackendException;
 import dev.baton.internal.Durations;
 import org.apache.zookeeper.KeeperException;
 
@@ -28,6 +29,8 @@ import java.util.Optional;
  * the URL is removed from the driver's text.
  */
 final class DatabaseErrors {
+    /** What baton-redis's message of a failed connect says before its reason. */
+    private static final String SENTINEL_CONNECT = "cannot connect to Redis: ";
     private static final int SQLITE_PERM = 3;
     private static final int SQLITE_BUSY = 5;
     private static final int SQLITE_READONLY = 8;
@@ -55,8 +58,14 @@ final class DatabaseErrors {
         }
         if (url.kind() == DatabaseUrl.Kind.REDIS && (driver.contains("WRONGPASS") || driver.contains("NOAUTH")
                 || driver.contains("NOPERM"))) {
+            // a Sentinel that refused: baton-redis's sentence names it and the URL parameter to fix
+            String said = find(e, LockBackendException.class).map(Throwable::getMessage)
+                    .filter(m -> m.contains("Sentinel") && m.contains("authentication failed"))
+                    .map(m -> m.substring(m.indexOf(SENTINEL_CONNECT) < 0 ? 0
+                            : m.indexOf(SENTINEL_CONNECT) + SENTINEL_CONNECT.length()))
+                    .map(m -> url.scrub(BatonCommand.oneLine(m))).orElse(driver);
             return new BatonFailure(ExitCodes.REFUSED, db + " refused the connection (credentials or permission): "
-                    + driver, e);
+                    + said, e);
         }
         String state = sql == null || sql.getSQLState() == null ? "" : sql.getSQLState();
         int code = sql == null ? 0 : sql.getErrorCode();

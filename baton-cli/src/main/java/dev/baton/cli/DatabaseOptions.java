@@ -37,7 +37,8 @@ final class DatabaseOptions {
             description = {"Lock database: jdbc:postgresql:…, jdbc:mariadb:…, jdbc:mysql:… (MariaDB driver), "
                     + "jdbc:sqlite:FILE (~/ is your home directory), or Redis:"
                     + " redis://[[USER]:PASSWORD@]HOST[:PORT][/DB] (rediss:// for TLS; %%2F for a / in the password;"
-                    + " redis-sentinel://HOST:PORT[,HOST:PORT…][/DB]#MASTER for a primary found through Sentinel),"
+                    + " redis-sentinel://[PASSWORD@]HOST:PORT[,HOST:PORT…][/DB][?sentinelPassword=SENTINEL_PASSWORD]#MASTER"
+                    + " for a primary found through Sentinel; sentinelPassword for Sentinels that ask for one),"
                     + " or ZooKeeper:"
                     + " zookeeper://HOST:PORT[,HOST:PORT…][/CHROOT] (the chroot must exist; no credentials)."
                     + " Checked before connecting; passwords are never printed.",

@@ -27,7 +27,9 @@ import static org.awaitility.Awaitility.await;
  * test's own (no {@code WAIT}), {@code baton run} takes a lock while the replica is cut off (its link through a
  * {@link FaultProxy}, black-holed), so the grant is on the primary only; the primary is killed and the Sentinels
  * promote the replica, where a second client is granted the lock. The {@code baton run} must end its command and exit
- * 76 (its lease lost), never run on as a second holder.
+ * 76 (its lease lost), never run on as a second holder. The Sentinels are down after
+ * {@link OwnSentinels#DOWN_AFTER_MS} (a shorter time can fail over a second time, back to the old primary) and the
+ * replica syncs without Redis's 5 s wait ({@code scripts/own-server.sh}).
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class BatonRunSentinelFailoverIT {

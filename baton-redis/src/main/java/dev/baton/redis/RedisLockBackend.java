@@ -17,6 +17,7 @@ import dev.baton.spi.ReleaseListener;
 import dev.baton.spi.ReportsTimeLeft;
 import dev.baton.spi.WaitingQueue;
 import io.lettuce.core.RedisClient;
+import io.lettuce.core.RedisCommandExecutionException;
 import io.lettuce.core.RedisException;
 import io.lettuce.core.ScriptOutputType;
 import io.lettuce.core.api.StatefulRedisConnection;
@@ -33,6 +34,8 @@ import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * Redis locks over two connections of Baton's own (commands, pub/sub), through the {@link Scripts}. See
@@ -120,7 +123,7 @@ final class RedisLockBackend implements NotifiesReleases, ConfirmsGrants, ReadWr
                 shutdownOwnClient(); // and its resources: each failed build() would leak Lettuce's threads
             }
             if (e instanceof RedisException) {
-                throw new LockBackendException(description, "cannot connect to Redis: " + e.getMessage(), e);
+                throw new LockBackendException(description, "cannot connect to Redis: " + connectFailure(e), e);
             }
             throw e;
         }
@@ -131,6 +134,43 @@ final class RedisLockBackend implements NotifiesReleases, ConfirmsGrants, ReadWr
         this.cleanups = new Cleanups(calls);
         this.held = new HeldGrants(calls, prefix);
         this.inspection = new Inspection(calls, held, prefix);
+    }
+
+    /** A Sentinel's address in Lettuce's "Cannot connect Redis Sentinel at redis://[***@]host:port" (masked). */
+    private static final Pattern SENTINEL_AT = Pattern.compile("Redis Sentinel at [a-z+-]+://(?:[^@\\s]*@)?(\\S+)");
+
+    /**
+     * What a failed connect says, in words: a Sentinel that refused this client's credentials or asked for some is
+     * named (Lettuce reports the last Sentinel it tried as the cause) with the URL parameter to fix; anything else
+     * is Lettuce's message. Lettuce masks passwords in the addresses it prints; none is added here.
+     */
+    static String connectFailure(Throwable e) {
+        String sentinel = null;
+        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            String m = String.valueOf(t.getMessage());
+            Matcher at = SENTINEL_AT.matcher(m);
+            if (at.find()) {
+                sentinel = at.group(1);
+            }
+            if (sentinel != null && t instanceof RedisCommandExecutionException) {
+                String reply = m.length() > 200 ? m.substring(0, 200) + "…" : m;
+                if (m.startsWith("WRONGPASS") || m.startsWith("ERR invalid password")) {
+                    return "authentication failed at the Sentinel " + sentinel + " (the last of the URL's Sentinels"
+                            + " tried): it refused the URL's sentinelPassword (" + reply + ")";
+                }
+                if (m.startsWith("NOAUTH")) {
+                    return "the Sentinel " + sentinel + " (the last of the URL's Sentinels tried) asks for a password"
+                            + " and the URL gives it none: add the Sentinels' password as the sentinelPassword"
+                            + " parameter (redis-sentinel://…?sentinelPassword=…#master); authentication failed ("
+                            + reply + ")";
+                }
+                if (m.startsWith("ERR AUTH") || m.contains("without any password configured")) {
+                    return "the Sentinel " + sentinel + " (the last of the URL's Sentinels tried) has no password but"
+                            + " the URL gives one: leave sentinelPassword out; authentication failed (" + reply + ")";
+                }
+            }
+        }
+        return e.getMessage();
     }
 
     @Override

@@ -114,12 +114,14 @@ public final class RedisLocks {
      * A builder over a URL: Baton creates (and closes with the lock client) a {@link RedisClient} of its own. The URL
      * is Lettuce's ({@link RedisURI#create(String)}): {@code redis://[[user:]password@]host[:port][/database]},
      * {@code rediss://…} (TLS), or {@code redis-sentinel://[password@]host[:port][,host[:port]…][/database]#master}
-     * — a primary found through its Sentinels, found again through them after a failover. Two query parameters
-     * of Baton's are taken out of it and set on the builder:
+     * — a primary found through its Sentinels, found again through them after a failover; its password is the
+     * primary's, never sent to the Sentinels. Query parameters of Baton's are taken out of it:
      * <ul>
      *   <li>{@code requireReplicas=N} — {@link Builder#requireReplicas}: {@code WAIT N} after each grant;</li>
      *   <li>{@code replicaTimeout=D} — that {@code WAIT}'s timeout, {@code <n>ms} or {@code <n>s} (default
-     *       {@value #DEFAULT_REPLICA_TIMEOUT_MS}ms).</li>
+     *       {@value #DEFAULT_REPLICA_TIMEOUT_MS}ms);</li>
+     *   <li>{@code sentinelPassword=P} — {@code redis-sentinel://} only: the password of Sentinels that ask for one
+     *       ({@code requirepass} in their config), percent-encoded, given to each Sentinel of the URL.</li>
      * </ul>
      * Lettuce's own {@code timeout} parameter bounds connecting (to the Sentinels and the primary); without it that
      * bound is {@link Builder#commandTimeout}. Host names are resolved by the JDK ({@code InetAddress}, as JDBC
@@ -137,7 +139,7 @@ public final class RedisLocks {
             throw new IllegalArgumentException("url must not be null");
         }
         RedisUrl parsed = RedisUrl.parse(url);
-        Builder builder = new Builder(null, RedisURI.create(parsed.lettuceUrl()));
+        Builder builder = new Builder(null, parsed.redisUri());
         builder.connectTimeoutFromCommandTimeout = !parsed.hasTimeout();
         if (parsed.replicas() > 0) {
             builder.requireReplicas(parsed.replicas(), parsed.replicaTimeout());

@@ -12,14 +12,25 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Three Redis Sentinels of the test's own ({@link OwnServer.Engine#SENTINEL}) watching a primary of the test's own:
- * quorum 2, down after 500 ms, and a failover timeout (120 s) longer than any test, so the Sentinels never re-point
- * a replica that replicates through a proxy (they do that to a replica whose master address differs from theirs only
- * after the failover timeout). With the primary and its replicas as {@link OwnServer}s, a Sentinel deployment a test
- * may kill, promote and cut.
+ * quorum 2, down after {@value #DOWN_AFTER_MS} ms, and a failover timeout (120 s) longer than any test, so the
+ * Sentinels never re-point a replica that replicates through a proxy (they do that to a replica whose master address
+ * differs from theirs only after the failover timeout). With the primary and its replicas as {@link OwnServer}s, a
+ * Sentinel deployment a test may kill, promote and cut.
+ *
+ * <p>Why not a shorter down-after: at the switch to the promoted replica each Sentinel resets its view of the primary
+ * ({@code sentinelResetMaster}: its failover lockout too, "we can failover again ASAP") and counts a {@code PING} as
+ * pending from that moment. If reconnecting (and {@code AUTH}) and that {@code PING} take longer than the down-after
+ * time, as they did with 500 ms on a loaded machine, the new primary is down at once and the Sentinels fail over a
+ * second time, back to the old primary a test has just restarted, which then never becomes a replica.
  *
  * <p>Not thread-safe: one test drives one deployment.
  */
 public final class OwnSentinels implements AutoCloseable {
+    /**
+     * The Sentinels' {@code down-after-milliseconds}: long enough that a slow reconnect to a just-promoted primary is
+     * not taken for its death (see the class doc); each failover starts this long after the primary died.
+     */
+    public static final int DOWN_AFTER_MS = 3000;
     private final String master;
     private final List<OwnServer> nodes = new ArrayList<>();
 
@@ -33,13 +44,26 @@ public final class OwnSentinels implements AutoCloseable {
      * @throws AssertionError if one did not start (those started are stopped)
      */
     public static OwnSentinels watch(String master, int primaryPort) {
+        return watch(master, primaryPort, new String[0]);
+    }
+
+    /**
+     * As {@link #watch(String, int)}, each Sentinel with further options after the monitor's: {@code "--requirepass",
+     * "p"} for Sentinels that ask for a password, {@code "--sentinel", "auth-pass", master, "p"} for a primary that
+     * does. (This class's own checks, {@link #ready} and {@link #primaryPort}, ask without a password.)
+     *
+     * @throws AssertionError if one did not start (those started are stopped)
+     */
+    public static OwnSentinels watch(String master, int primaryPort, String... options) {
         OwnSentinels s = new OwnSentinels(master);
+        List<String> args = new ArrayList<>(List.of(
+                "--sentinel", "monitor", master, "127.0.0.1", Integer.toString(primaryPort), "2",
+                "--sentinel", "down-after-milliseconds", master, Integer.toString(DOWN_AFTER_MS),
+                "--sentinel", "failover-timeout", master, "120000"));
+        args.addAll(List.of(options));
         try {
             for (int i = 0; i < 3; i++) {
-                s.nodes.add(OwnServer.start(OwnServer.Engine.SENTINEL,
-                        "--sentinel", "monitor", master, "127.0.0.1", Integer.toString(primaryPort), "2",
-                        "--sentinel", "down-after-milliseconds", master, "500",
-                        "--sentinel", "failover-timeout", master, "120000"));
+                s.nodes.add(OwnServer.start(OwnServer.Engine.SENTINEL, args.toArray(String[]::new)));
             }
         } catch (RuntimeException | Error e) {
             s.close();
