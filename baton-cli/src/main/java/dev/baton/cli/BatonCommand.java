@@ -103,10 +103,11 @@ public final class BatonCommand implements Callable<Integer> {
 
     /** Configures logging, runs the command and exits with its status. */
     public static void main(String[] args) {
+        // first: java.util.logging reads its configuration when first used, by any thread
+        configureLogging(isVerbose(args), args.length > 0 && args[0].equals("check"));
         if (args.length > 0 && args[0].equals("run")) {
             WarmUp.forUrl(runUrl(args, System.getenv())).ifPresent(Thread::start);
         }
-        configureLogging(isVerbose(args), args.length > 0 && args[0].equals("check"));
         System.exit(execute(args));
     }
 
@@ -469,8 +470,10 @@ public final class BatonCommand implements Callable<Integer> {
         setDefault(LOG_PREFIX + "log.com.zaxxer.hikari", verbose ? "info" : "off");
         // MariaDB Connector/J logs every server error at WARN; baton reports the one that matters as one line
         setDefault(LOG_PREFIX + "log.org.mariadb.jdbc", verbose ? "info" : "off");
-        if (!verbose && !warnings && System.getProperty("java.util.logging.config.file") == null) {
-            java.util.logging.Logger.getLogger("").setLevel(java.util.logging.Level.OFF);
+        if (!verbose && !warnings && System.getProperty("java.util.logging.config.file") == null
+                && System.getProperty("java.util.logging.config.class") == null) {
+            // read when java.util.logging is first used (by pgjdbc, say), not set up now: most calls never use it
+            System.setProperty("java.util.logging.config.class", QuietLogging.class.getName());
         }
         setDefault(LOG_PREFIX + "logFile", "System.err");
         if (verbose || warnings) {
