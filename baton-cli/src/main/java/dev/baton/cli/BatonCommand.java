@@ -83,7 +83,15 @@ public final class BatonCommand implements Callable<Integer> {
      * annotations by reflection) is most of a short command's start-up, so a command line that names one
      * ({@code baton run …}) gets only that one: {@link #commandLine(PrintWriter, PrintWriter, String...)}.
      */
-    private static final Map<String, Supplier<Object>> SUBCOMMANDS = subcommands();
+    private static final class Subcommands {
+        /**
+         * In a class of its own, made only when picocli runs: the method references name picocli's classes
+         * (HelpCommand, Version's IVersionProvider), Java 5 class files that the class-data archive cannot hold,
+         * and which {@code baton run}'s way around picocli then never loads from the jar.
+         */
+        static final Map<String, Supplier<Object>> ALL = subcommands();
+    }
+
     /** Subcommands that need every sibling: help lists them, completion scripts them. */
     private static final Set<String> NEEDS_ALL = Set.of("help", "completion");
 
@@ -232,8 +240,8 @@ public final class BatonCommand implements Callable<Integer> {
     static CommandLine commandLine(PrintWriter out, PrintWriter err, String... args) {
         CommandLine cli = new CommandLine(new BatonCommand());
         String first = args.length > 0 ? args[0] : "";
-        boolean one = SUBCOMMANDS.containsKey(first) && !NEEDS_ALL.contains(first);
-        SUBCOMMANDS.forEach((name, command) -> {
+        boolean one = Subcommands.ALL.containsKey(first) && !NEEDS_ALL.contains(first);
+        Subcommands.ALL.forEach((name, command) -> {
             if (!one || name.equals(first)) {
                 cli.addSubcommand(name, command.get());
             }
