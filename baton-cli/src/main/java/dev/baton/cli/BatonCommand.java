@@ -83,7 +83,15 @@ public final class BatonCommand implements Callable<Integer> {
      * annotations by reflection) is most of a short command's start-up, so a command line that names one
      * ({@code baton run …}) gets only that one: {@link #commandLine(PrintWriter, PrintWriter, String...)}.
      */
-    private static final Map<String, Supplier<Object>> SUBCOMMANDS = subcommands();
+    private static final class Subcommands {
+        /**
+         * In a class of its own, made only when picocli runs: the method references name picocli's classes
+         * (HelpCommand, Version's IVersionProvider), Java 5 class files that the class-data archive cannot hold,
+         * and which {@code baton run}'s way around picocli then never loads from the jar.
+         */
+        static final Map<String, Supplier<Object>> ALL = subcommands();
+    }
+
     /** Subcommands that need every sibling: help lists them, completion scripts them. */
     private static final Set<String> NEEDS_ALL = Set.of("help", "completion");
 
@@ -103,10 +111,11 @@ public final class BatonCommand implements Callable<Integer> {
 
     /** Configures logging, runs the command and exits with its status. */
     public static void main(String[] args) {
+        // first: java.util.logging reads its configuration when first used, by any thread
+        configureLogging(isVerbose(args), args.length > 0 && args[0].equals("check"));
         if (args.length > 0 && args[0].equals("run")) {
             WarmUp.forUrl(runUrl(args, System.getenv())).ifPresent(Thread::start);
         }
-        configureLogging(isVerbose(args), args.length > 0 && args[0].equals("check"));
         System.exit(execute(args));
     }
 
@@ -231,8 +240,8 @@ public final class BatonCommand implements Callable<Integer> {
     static CommandLine commandLine(PrintWriter out, PrintWriter err, String... args) {
         CommandLine cli = new CommandLine(new BatonCommand());
         String first = args.length > 0 ? args[0] : "";
-        boolean one = SUBCOMMANDS.containsKey(first) && !NEEDS_ALL.contains(first);
-        SUBCOMMANDS.forEach((name, command) -> {
+        boolean one = Subcommands.ALL.containsKey(first) && !NEEDS_ALL.contains(first);
+        Subcommands.ALL.forEach((name, command) -> {
             if (!one || name.equals(first)) {
                 cli.addSubcommand(name, command.get());
             }
@@ -469,8 +478,10 @@ public final class BatonCommand implements Callable<Integer> {
         setDefault(LOG_PREFIX + "log.com.zaxxer.hikari", verbose ? "info" : "off");
         // MariaDB Connector/J logs every server error at WARN; baton reports the one that matters as one line
         setDefault(LOG_PREFIX + "log.org.mariadb.jdbc", verbose ? "info" : "off");
-        if (!verbose && !warnings && System.getProperty("java.util.logging.config.file") == null) {
-            java.util.logging.Logger.getLogger("").setLevel(java.util.logging.Level.OFF);
+        if (!verbose && !warnings && System.getProperty("java.util.logging.config.file") == null
+                && System.getProperty("java.util.logging.config.class") == null) {
+            // read when java.util.logging is first used (by pgjdbc, say), not set up now: most calls never use it
+            System.setProperty("java.util.logging.config.class", QuietLogging.class.getName());
         }
         setDefault(LOG_PREFIX + "logFile", "System.err");
         if (verbose || warnings) {

@@ -25,7 +25,12 @@
 #
 # A member that leaves the group (setsid, setpgid) is out of reach; docs/CLI.md says so.
 use strict;
-use POSIX ();
+# POSIX's functions from its shared library alone: POSIX.pm itself, its export lists and the modules it uses, cost
+# several times what the rest of this script does. POSIX.pm if that fails.
+BEGIN {
+    package POSIX;
+    eval { require XSLoader; XSLoader::load('POSIX'); 1 } && defined &POSIX::sigprocmask or require POSIX;
+}
 
 my ($control, $ended, $grace_ms, @cmd) = @ARGV;
 $0 = "baton run: supervisor of $cmd[0]"; # what ps shows instead of this script

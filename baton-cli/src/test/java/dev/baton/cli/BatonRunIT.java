@@ -939,7 +939,7 @@ class BatonRunIT {
     private Path launcherTools(String name) throws IOException {
         Path tools = dir.resolve(name);
         Files.createDirectories(tools);
-        for (String tool : List.of("bash", "dirname", "readlink", "sed", "head", "find", "mkdir", "flock")) {
+        for (String tool : List.of("bash", "readlink", "sed", "find", "mkdir", "flock")) {
             Path real = java.util.stream.Stream.of("/usr/bin", "/bin").map(d -> Path.of(d, tool))
                     .filter(Files::isExecutable).findFirst().orElseThrow(() -> new AssertionError(tool + " not found"));
             Files.createSymbolicLink(tools.resolve(tool), real);
