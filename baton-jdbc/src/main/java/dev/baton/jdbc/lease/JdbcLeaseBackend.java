@@ -195,7 +195,7 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
 
         @Override
         public Outcome awaitGrant(AcquireRequest request, Duration slice) {
-            return ((BellWakeUps) wakeUps()).awaitBell(request, slice);
+            return wakeUps().awaitGrant(request, slice);
         }
     }
 
@@ -210,7 +210,7 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
 
         @Override
         public void listen(ReleaseListener listener) {
-            ((NoticeWakeUps) wakeUps()).listen(listener);
+            wakeUps().listen(listener);
         }
     }
 
