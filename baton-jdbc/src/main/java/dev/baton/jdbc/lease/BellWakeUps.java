@@ -219,7 +219,7 @@ final class BellWakeUps implements WakeUps {
         String name = request.name();
         long sliceEnds = System.nanoTime() + timeout;
         try {
-            return backend.run("waiting for a bell in the line of '" + name + "'", c -> {
+            return backend.calls().run("waiting for a bell in the line of '" + name + "'", c -> {
                 LineBells.Rang rang = awaitOrDiscard(c, wait.bell(), timeout);
                 if (rang == LineBells.Rang.NO_BELL && !wait.holders()) {
                     return NOBODY_KEEPS_IT;
