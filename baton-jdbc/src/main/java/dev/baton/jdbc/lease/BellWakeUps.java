@@ -72,7 +72,7 @@ final class BellWakeUps implements WakeUps {
 
     /**
      * Per waiting request, the token of the holder its wait found holding the lock and keeping no bell
-     * ({@link #awaitBell}): until that grant ends, the request's waits on the holder's bell poll without trying the
+     * ({@link #awaitGrant}): until that grant ends, the request's waits on the holder's bell poll without trying the
      * grant (three statements on MariaDB when the lock is held) each time.
      */
     private final ConcurrentHashMap<AcquireRequest, Long> holderKeepsNoBell = new ConcurrentHashMap<>();
@@ -81,7 +81,7 @@ final class BellWakeUps implements WakeUps {
      * A wait on {@code bell}: {@code holders} (the holder's bell: rung, the waiter grants itself) or the ticket bell of
      * the waiter right ahead (rung, that waiter has just been granted, so this one is now the head, or it left the
      * line; either way this one waits on the holder's bell next, and a grant out of turn is refused by the line;
-     * {@link #awaitBell}); {@code busy}: the answer
+     * {@link #awaitGrant}); {@code busy}: the answer
      * while it rings not; {@code endsNanos}: the {@link System#nanoTime()} after which waiting on it is pointless
      * (the holder's lease ends).
      */
@@ -202,7 +202,8 @@ final class BellWakeUps implements WakeUps {
      * client as the pool spares wait already, nobody keeps the bell of the waiter ahead, or the holder keeps none:
      * the core parks until the line-paced poll.
      */
-    BlockingWait.Outcome awaitBell(AcquireRequest request, Duration slice) {
+    @Override
+    public BlockingWait.Outcome awaitGrant(AcquireRequest request, Duration slice) {
         BellWait wait = bellFor.remove(request);
         if (wait == null || backend.line().closed()) {
             return NO_BELL_TO_WAIT_ON;
@@ -218,7 +219,7 @@ final class BellWakeUps implements WakeUps {
         String name = request.name();
         long sliceEnds = System.nanoTime() + timeout;
         try {
-            return backend.run("waiting for a bell in the line of '" + name + "'", c -> {
+            return backend.calls().run("waiting for a bell in the line of '" + name + "'", c -> {
                 LineBells.Rang rang = awaitOrDiscard(c, wait.bell(), timeout);
                 if (rang == LineBells.Rang.NO_BELL && !wait.holders()) {
                     return NOBODY_KEEPS_IT;

@@ -1,10 +1,7 @@
 package dev.baton.jdbc.lease;
 
 import dev.baton.ForcedRelease;
-import dev.baton.LockBackendException;
 import dev.baton.LockInfo;
-import dev.baton.jdbc.internal.ConnectionSupport;
-import dev.baton.jdbc.internal.ConnectionSupport.SqlCall;
 import dev.baton.jdbc.internal.DialectTraits;
 import dev.baton.jdbc.readwrite.ReadWriteTable;
 import dev.baton.spi.AcquireRequest;
@@ -20,26 +17,14 @@ import dev.baton.spi.ReleaseListener;
 import dev.baton.spi.ReportsTimeLeft;
 import dev.baton.spi.WaitingQueue;
 
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
-
 import javax.sql.DataSource;
-import java.sql.SQLException;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Collection;
-import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
 
 /**
  * The lease-row strategy over a {@link DataSource}: a row per lock in the lease table, with owner, fencing
@@ -98,7 +83,10 @@ import java.util.concurrent.TimeUnit;
  *       connection, or (a few times) if a REPEATABLE READ pool default made a statement fail with 40001.</li>
  * </ol>
  * The SQL of each dialect is in its {@link LeaseTable}: {@link PostgresLeaseTable}, {@link MariaDbLeaseTable},
- * {@link MySqlLeaseTable} (both on {@link MySqlFamilyLeaseTable}), {@link SqliteLeaseTable}.
+ * {@link MySqlLeaseTable} (both on {@link MySqlFamilyLeaseTable}), {@link SqliteLeaseTable}. Each call borrows its
+ * connection through {@link AutoCommittedCalls}; the renewal's batches are {@link BatchedRenewal}'s, lost grants are
+ * cleared by {@link LostGrantClearing}, and the operator's calls (list, remove from a line, purge, force-release) are
+ * {@link OperatorTools}'.
  *
  * <p>A driver error becomes a {@link LockBackendException} naming the backend and operation.
  * Connections that failed mid-statement are closed by the pool (HikariCP evicts on SQL state class 08 and
@@ -107,40 +95,37 @@ import java.util.concurrent.TimeUnit;
  */
 public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsGrants, ReportsTimeLeft,
         ClearsLostGrants {
-    private static final Logger LOG = LoggerFactory.getLogger(JdbcLeaseBackend.class);
     private final DataSource dataSource;
     private final LeaseTable table;
     private final ReadWriteTable rwTable;
     private final String description;
-    private final DialectTraits traits;
+    /** Each call on a connection borrowed for it, in auto-commit mode. */
+    private final AutoCommittedCalls calls;
     /** The places in line this client keeps for its waiters, and their heartbeat. */
     private final Line line;
     /** Names this client found contended lately: a first attempt at one looks before it writes. */
     private final Contention contention = new Contention();
     /** How this client's waiters are woken: chosen once, by {@link #create}. */
     private final WakeUps wakeUps;
-    /**
-     * Where lost grants are cleared ({@link #lost}), one at a time, in the order they were lost: one daemon thread,
-     * started with the first lost grant and ended after a minute idle.
-     */
-    private final ThreadPoolExecutor clearing = new ThreadPoolExecutor(1, 1, 60, TimeUnit.SECONDS,
-            new LinkedBlockingQueue<>(), r -> {
-                Thread t = new Thread(r, "baton-jdbc-clear-lost");
-                t.setDaemon(true);
-                return t;
-            });
+    /** Renews this client's grants in as few statements as the dialect allows. */
+    private final BatchedRenewal renewal;
+    /** Listing, removal from a line, purge and forced release, for operators. */
+    private final OperatorTools operator;
+    /** Where lost grants are cleared ({@link #lost}), in the background. */
+    private final LostGrantClearing clearing = new LostGrantClearing(this::release);
 
     /** @param wakeUps makes the backend's wake-up mechanism, given the backend */
     private JdbcLeaseBackend(DataSource dataSource, LeaseTable table, boolean direct,
                              java.util.function.Function<JdbcLeaseBackend, WakeUps> wakeUps) {
         this.dataSource = dataSource;
         this.table = table;
-        this.traits = DialectTraits.of(table.dialect(), direct);
         this.rwTable = ReadWriteTable.of(table.dialect(), table.table);
         this.description = "jdbc-lease/" + table.dialect().id() + " (table " + table.table + ")";
+        this.calls = new AutoCommittedCalls(dataSource, DialectTraits.of(table.dialect(), direct), description);
         this.line = new Line(this, table);
         this.wakeUps = wakeUps.apply(this);
-        clearing.allowCoreThreadTimeOut(true);
+        this.renewal = new BatchedRenewal(table, rwTable, calls, this.wakeUps);
+        this.operator = new OperatorTools(table, calls, this.wakeUps);
     }
 
     /**
@@ -195,7 +180,7 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
 
         @Override
         public Outcome awaitGrant(AcquireRequest request, Duration slice) {
-            return ((BellWakeUps) wakeUps()).awaitBell(request, slice);
+            return wakeUps().awaitGrant(request, slice);
         }
     }
 
@@ -210,7 +195,7 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
 
         @Override
         public void listen(ReleaseListener listener) {
-            ((NoticeWakeUps) wakeUps()).listen(listener);
+            wakeUps().listen(listener);
         }
     }
 
@@ -251,59 +236,13 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
         return contention;
     }
 
+    AutoCommittedCalls calls() {
+        return calls;
+    }
+
     @Override
     public void start(String clientId) {
         wakeUps.start(clientId);
-    }
-
-    /** Attempts of an idempotent call that failed with a serialization failure (40001), the first included. */
-    private static final int SERIALIZATION_ATTEMPTS = 4;
-
-    /**
-     * Borrows a connection for one call in auto-commit mode, whatever the pool's default, by
-     * {@link ConnectionSupport#autoCommitted}. (Isolation is not asked for: on PostgreSQL that costs a round
-     * trip per call; the statements that care handle it themselves.)
-     */
-    <T> T run(String what, SqlCall<T> call) {
-        return run(what, call, false);
-    }
-
-    /**
-     * As {@link #run(String, SqlCall)}, for an idempotent call ({@code idempotent}: renewal, release,
-     * confirmation), which is made again at once, on a connection from the pool, if it failed because
-     * <ul>
-     *   <li>the pool handed out a connection whose server session had died (the pool evicts the dead one),
-     *       instead of waiting a whole renewal interval; or</li>
-     *   <li>its statement, run at a pool's REPEATABLE READ (or SERIALIZABLE) default, found its row changed by a
-     *       transaction that committed after the statement began (PostgreSQL 40001: a renewal or a takeover
-     *       racing a release): at READ COMMITTED the server would have re-read the row; a new statement sees
-     *       the change and does what that would have done. Each such failure needs another commit to the same
-     *       rows in the meantime, so a few attempts are plenty.</li>
-     * </ul>
-     */
-    private <T> T run(String what, SqlCall<T> call, boolean idempotent) {
-        for (int attempt = 1; ; attempt++) {
-            try {
-                return attempt(attempt == 1 ? what : what + " (attempt " + attempt + ")", call);
-            } catch (LockBackendException e) {
-                if (!idempotent || !(e.getCause() instanceof SQLException se)) {
-                    throw e;
-                }
-                boolean serialization = "40001".equals(se.getSQLState()) && attempt < SERIALIZATION_ATTEMPTS;
-                if (!serialization && !(attempt == 1 && ConnectionSupport.isGone(se))) {
-                    throw e;
-                }
-            }
-        }
-    }
-
-    private <T> T attempt(String what, SqlCall<T> call) {
-        try {
-            return ConnectionSupport.autoCommitted(dataSource, traits, call);
-        } catch (SQLException e) {
-            throw new LockBackendException(description, what + " failed: " + e.getMessage()
-                    + " (SQL state " + e.getSQLState() + ")", e);
-        }
     }
 
     /**
@@ -314,14 +253,14 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
     public AcquireResult tryAcquire(AcquireRequest request) {
         String name = request.name();
         if (request.mode() != LockMode.EXCLUSIVE) {
-            return run(request.mode().name().toLowerCase() + " acquire of '" + name + "'",
+            return calls.run(request.mode().name().toLowerCase() + " acquire of '" + name + "'",
                     c -> rwTable.tryAcquire(c, name, request.mode(), request.owner(), request.leaseTime().toMillis()));
         }
         String owner = request.owner();
         long leaseMillis = request.leaseTime().toMillis();
         boolean waits = request.patience() == AcquireRequest.Patience.WAIT;
         wakeUps.attemptStarts(request);
-        return run("acquire of '" + name + "'", c -> {
+        return calls.run("acquire of '" + name + "'", c -> {
             // a waiter that a release notice named the head of the line grants itself at once, without a look
             if (!wakeUps.namedHead(request) && (line.has(request) || contention.recently(name))) {
                 if (wakeUps.placeBeforeLook() && !line.has(request)) {
@@ -382,19 +321,9 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
         String owner = request.owner();
         if (request.mode() == LockMode.EXCLUSIVE) {
             wakeUps.left(request);
-            Line.Place place = line.remove(request);
-            if (place != null) {
-                try {
-                    run("withdrawing the place in line of '" + name + "'", c -> {
-                        table.withdraw(c, name, owner);
-                        return null;
-                    });
-                } finally {
-                    wakeUps.placeGone(place.bell()); // wakes the waiter behind
-                }
-            }
+            line.withdraw(request);
         } else if (request.mode() == LockMode.WRITE) {
-            run("withdrawing the writer's claim on '" + name + "'", c -> {
+            calls.run("withdrawing the writer's claim on '" + name + "'", c -> {
                 rwTable.abandon(c, name, owner);
                 return null;
             });
@@ -406,10 +335,10 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
         String what = "release of '" + lease.name() + "' (token " + lease.token() + ")";
         if (lease.mode() != LockMode.EXCLUSIVE) {
             String channel = table.releaseChannel();
-            return run(what, c -> rwTable.release(c, lease, channel), true);
+            return calls.run(what, c -> rwTable.release(c, lease, channel), true);
         }
         try {
-            return run(what, c -> table.release(c, lease), true);
+            return calls.run(what, c -> table.release(c, lease), true);
         } finally {
             wakeUps.holdEnded(lease.name(), lease.token()); // after the row is free (or the release failed: no matter)
         }
@@ -425,18 +354,7 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
      */
     @Override
     public void lost(LeaseKey lease) {
-        try {
-            clearing.execute(() -> {
-                try {
-                    release(lease);
-                } catch (RuntimeException e) {
-                    LOG.debug("clearing lost grant '{}' (token {}) failed; its row ends with its lease", lease.name(),
-                            lease.token(), e);
-                }
-            });
-        } catch (RejectedExecutionException e) {
-            // closing: the row ends with its lease
-        }
+        clearing.clear(lease);
     }
 
     /**
@@ -447,9 +365,9 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
     public boolean confirm(LeaseKey lease) {
         String what = "confirming '" + lease.name() + "' (token " + lease.token() + ")";
         if (lease.mode() != LockMode.EXCLUSIVE) {
-            return run(what, c -> rwTable.isHeld(c, lease), true);
+            return calls.run(what, c -> rwTable.isHeld(c, lease), true);
         }
-        boolean held = run(what, c -> {
+        boolean held = calls.run(what, c -> {
             AcquireResult.Busy holder = table.peek(c, lease.name());
             return holder != null && lease.owner().equals(holder.holder()) && holder.token() == lease.token();
         }, true);
@@ -465,7 +383,7 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
      */
     @Override
     public Set<LeaseKey> renew(Collection<LeaseKey> leases, Duration leaseTime) {
-        return renew(leases, leaseTime, false).keySet();
+        return renewal.renew(leases, leaseTime, false).keySet();
     }
 
     /**
@@ -475,48 +393,7 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
      */
     @Override
     public Map<LeaseKey, Duration> renewReportingTimeLeft(Collection<LeaseKey> leases, Duration leaseTime) {
-        return renew(leases, leaseTime, true);
-    }
-
-    private Map<LeaseKey, Duration> renew(Collection<LeaseKey> leases, Duration leaseTime, boolean timeLeft) {
-        List<LeaseKey> plain = new ArrayList<>();
-        List<LeaseKey> rw = new ArrayList<>();
-        for (LeaseKey k : leases) {
-            (k.mode() == LockMode.EXCLUSIVE ? plain : rw).add(k);
-        }
-        long millis = leaseTime.toMillis();
-        int plainBatch = table.renewBatch();
-        // the read-write table lists keys as OR terms in every dialect (3 parameters each)
-        int rwBatch = Math.min(plainBatch, 1_000);
-        Map<LeaseKey, Duration> result = run("renewal of " + leases.size() + " lease(s)", c -> {
-            Map<LeaseKey, Duration> renewed = new HashMap<>();
-            inBatches(plain, plainBatch, part -> {
-                if (timeLeft) {
-                    renewed.putAll(table.renewReportingTimeLeft(c, part, millis));
-                } else {
-                    table.renew(c, part, millis).forEach(k -> renewed.put(k, leaseTime));
-                }
-            });
-            inBatches(rw, rwBatch, part -> rwTable.renew(c, part, millis).forEach(k -> renewed.put(k, leaseTime)));
-            return renewed;
-        }, true);
-        for (LeaseKey k : plain) {
-            if (!result.containsKey(k)) {
-                wakeUps.holdEnded(k.name(), k.token()); // lost: no release will let its bell go
-            }
-        }
-        return result;
-    }
-
-    private interface Batch {
-        void accept(List<LeaseKey> part) throws SQLException;
-    }
-
-    /** Calls {@code batch} on consecutive slices of at most {@code size} keys. */
-    private static void inBatches(List<LeaseKey> keys, int size, Batch batch) throws SQLException {
-        for (int i = 0; i < keys.size(); i += size) {
-            batch.accept(keys.subList(i, (int) Math.min(keys.size(), (long) i + size)));
-        }
+        return renewal.renew(leases, leaseTime, true);
     }
 
     /**
@@ -526,22 +403,7 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
      */
     @Override
     public List<LockInfo> inspect() {
-        record Listing(List<LockInfo> rows, Map<String, List<LockInfo.Waiter>> lines) {
-        }
-        Listing listing = run("listing locks", c -> new Listing(table.inspect(c), table.lines(c)));
-        Map<String, List<LockInfo.Waiter>> lines = new java.util.LinkedHashMap<>(listing.lines());
-        List<LockInfo> out = new ArrayList<>();
-        for (LockInfo row : listing.rows()) {
-            // the session strategy's marker rows are claims on names, not leases: its own list shows its locks
-            if (LeaseTable.SESSION_MARKER.equals(row.holder())) {
-                continue;
-            }
-            List<LockInfo.Waiter> line = lines.remove(row.name());
-            out.add(line == null ? row : new LockInfo(row.name(), row.holder(), row.fencingToken(), row.acquiredAt(),
-                    row.expiresAt(), row.held(), line));
-        }
-        lines.forEach((name, line) -> out.add(new LockInfo(name, null, -1, null, null, false, line)));
-        return out;
+        return operator.inspect();
     }
 
     /**
@@ -550,8 +412,7 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
      * simply gone.
      */
     public Optional<LockInfo.Waiter> removeFromLine(String name, String owner) {
-        return run("removal of " + owner + "'s place in the line of '" + name + "'",
-                c -> table.removePlace(c, name, owner));
+        return operator.removeFromLine(name, owner);
     }
 
     /**
@@ -560,9 +421,7 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
      * returns how many lease rows it deleted.
      */
     public int purge(Duration olderThan) {
-        run("purge of expired tickets", table::purgeTickets);
-        return run("purge of rows expired more than " + olderThan.toMillis() + " ms ago",
-                c -> table.purge(c, olderThan.toMillis()));
+        return operator.purge(olderThan);
     }
 
     /**
@@ -570,22 +429,7 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
      * in between is never ended; if it changed in between, looks again (at most three times).
      */
     public Optional<ForcedRelease> forceRelease(String name, OptionalLong token) {
-        return run("force release of '" + name + "'", c -> {
-            for (int attempt = 0; attempt < 3; attempt++) {
-                AcquireResult.Busy live = table.peek(c, name);
-                // a session strategy's claim is not a lease: releasing it would let both strategies hold the name
-                LeaseTable.refuseSessionMarker(live, name, table.table);
-                if (live == null || live.holder() == null
-                        || (token.isPresent() && live.token() != token.getAsLong())) {
-                    return Optional.empty();
-                }
-                if (table.forceRelease(c, new LeaseKey(name, live.holder(), live.token()))) {
-                    wakeUps.holdEnded(name, live.token()); // if this client held it
-                    return Optional.of(new ForcedRelease(name, live.holder(), live.token(), live.remaining()));
-                }
-            }
-            return Optional.empty();
-        });
+        return operator.forceRelease(name, token);
     }
 
     /**
@@ -597,17 +441,7 @@ public class JdbcLeaseBackend implements WaitingQueue, ReadWriteModes, ConfirmsG
         clearing.shutdown();
         line.close();
         try {
-            for (AcquireRequest request : line.requests()) {
-                line.remove(request);
-                try {
-                    run("withdrawing the place in line of '" + request.name() + "' on close", c -> {
-                        table.withdraw(c, request.name(), request.owner());
-                        return null;
-                    });
-                } catch (LockBackendException e) {
-                    // it ends on the server a place's time to live after its last heartbeat
-                }
-            }
+            line.withdrawAll();
         } finally {
             wakeUps.close(); // MariaDB: lets every bell go, the places' too; PostgreSQL: stops listening
         }

@@ -1,5 +1,6 @@
 package dev.baton.jdbc.lease;
 
+import dev.baton.LockBackendException;
 import dev.baton.spi.AcquireRequest;
 import dev.baton.spi.AcquireResult;
 
@@ -78,12 +79,48 @@ final class Line {
         return places.remove(request);
     }
 
-    List<AcquireRequest> requests() {
+    private List<AcquireRequest> requests() {
         return List.copyOf(places.keySet());
     }
 
     boolean closed() {
         return closed;
+    }
+
+    /**
+     * A waiter that stops without a grant withdraws its place: its ticket is deleted, and what this client kept for
+     * it let go ({@link WakeUps#placeGone}), which wakes the waiter behind.
+     */
+    void withdraw(AcquireRequest request) {
+        Place place = places.remove(request);
+        if (place != null) {
+            try {
+                backend.calls().run("withdrawing the place in line of '" + request.name() + "'", c -> {
+                    table.withdraw(c, request.name(), request.owner());
+                    return null;
+                });
+            } finally {
+                backend.wakeUps().placeGone(place.bell()); // wakes the waiter behind
+            }
+        }
+    }
+
+    /**
+     * A closing client withdraws every place still kept, its ticket deleted (if that fails, the ticket ends on the
+     * server {@link JdbcLeaseBackend#PLACE_TTL} after its last heartbeat). Called after {@link #close}.
+     */
+    void withdrawAll() {
+        for (AcquireRequest request : requests()) {
+            places.remove(request);
+            try {
+                backend.calls().run("withdrawing the place in line of '" + request.name() + "' on close", c -> {
+                    table.withdraw(c, request.name(), request.owner());
+                    return null;
+                });
+            } catch (LockBackendException e) {
+                // it ends on the server a place's time to live after its last heartbeat
+            }
+        }
     }
 
     /** No place is taken from now on, and the heartbeat stops. */
@@ -130,7 +167,7 @@ final class Line {
         boolean turns = wake.heartbeatFindsTurns();
         boolean cleanup = System.nanoTime() - lastCleanup >= CLEANUP_NANOS;
         try {
-            LeaseTable.Heartbeat beat = backend.run("heartbeat of " + byTicket.size() + " place(s) in line", c -> {
+            LeaseTable.Heartbeat beat = backend.calls().run("heartbeat of " + byTicket.size() + " place(s) in line", c -> {
                 LeaseTable.Heartbeat b = table.refreshPlaces(c, List.copyOf(byTicket.keySet()), PLACE_TTL.toMillis(),
                         turns);
                 if (cleanup) {

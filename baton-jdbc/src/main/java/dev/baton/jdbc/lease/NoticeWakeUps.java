@@ -44,7 +44,8 @@ final class NoticeWakeUps implements WakeUps {
     }
 
     /** The core's listener: a notice naming a waiter of this client is remembered before the core wakes it. */
-    void listen(ReleaseListener listener) {
+    @Override
+    public void listen(ReleaseListener listener) {
         coreListener = listener;
         this.listener = new ReleaseListener() {
             @Override

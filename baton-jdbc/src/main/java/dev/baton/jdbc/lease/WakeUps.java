@@ -2,9 +2,13 @@ package dev.baton.jdbc.lease;
 
 import dev.baton.spi.AcquireRequest;
 import dev.baton.spi.AcquireResult;
+import dev.baton.spi.BlockingWait;
+import dev.baton.spi.NotifiesReleases;
+import dev.baton.spi.ReleaseListener;
 
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.time.Duration;
 
 /**
  * How the waiters of one lease backend learn that their turn may have come: the one thing that differs between
@@ -19,7 +23,9 @@ import java.sql.SQLException;
  *   <li>{@link BellWakeUps}: MariaDB's bells ({@link LineBells}); each waiter waits on the server for the bell of
  *       the one ahead of it, the head for the holder's.</li>
  * </ul>
- * The defaults are the polled ones: nothing to wake, nothing to forget.
+ * The defaults are the polled ones: nothing to wake, nothing to forget. The backend that {@link JdbcLeaseBackend#create}
+ * builds for a mechanism offers the core what the mechanism can do ({@link BlockingWait} for the bells,
+ * {@link NotifiesReleases} for the notices) and hands those calls to it here, through this interface.
  */
 interface WakeUps {
 
@@ -29,6 +35,24 @@ interface WakeUps {
 
     /** The client closes: every resource of the mechanism is let go. */
     default void close() {
+    }
+
+    // --- what the core asks of a backend that offers it ---------------------------------------------------------
+
+    /**
+     * The core's listener of releases ({@link NotifiesReleases#listen}), given once before {@link #start}: only a
+     * mechanism that hears releases of other clients keeps it.
+     */
+    default void listen(ReleaseListener listener) {
+    }
+
+    /**
+     * A wait on the server for the lock, at most {@code slice} ({@link BlockingWait#awaitGrant}). Only the backend
+     * built for a mechanism that can wait so (the bells) offers {@link BlockingWait} and calls this; for the others
+     * a call would be a wiring mistake.
+     */
+    default BlockingWait.Outcome awaitGrant(AcquireRequest request, Duration slice) {
+        throw new UnsupportedOperationException();
     }
 
     // --- one attempt -------------------------------------------------------------------------------------------
