@@ -1,18 +1,21 @@
 package dev.baton.jdbc.lease;
 
 import dev.baton.LockBackendException;
+import dev.baton.NothingGrantedException;
 import dev.baton.jdbc.internal.ConnectionSupport;
 import dev.baton.jdbc.internal.ConnectionSupport.SqlCall;
 import dev.baton.jdbc.internal.DialectTraits;
 
 import javax.sql.DataSource;
+import java.sql.Connection;
 import java.sql.SQLException;
 
 /**
  * How one lease backend talks to its database: each call borrows a connection from the pool for one call, in
  * auto-commit mode whatever the pool's default, and gives it back; an idempotent call that failed on a dead
  * connection or a serialization failure is made again at once. A driver error becomes a
- * {@link LockBackendException} naming the backend and operation.
+ * {@link LockBackendException} naming the backend and operation; a borrow the pool gave up because the thread was
+ * interrupted becomes a {@link NothingGrantedException} (nothing was sent).
  */
 final class AutoCommittedCalls {
     /** Attempts of an idempotent call that failed with a serialization failure (40001), the first included. */
@@ -56,7 +59,7 @@ final class AutoCommittedCalls {
             try {
                 return attempt(attempt == 1 ? what : what + " (attempt " + attempt + ")", call);
             } catch (LockBackendException e) {
-                if (!idempotent || !(e.getCause() instanceof SQLException se)) {
+                if (!idempotent || e instanceof NothingGrantedException || !(e.getCause() instanceof SQLException se)) {
                     throw e;
                 }
                 boolean serialization = "40001".equals(se.getSQLState()) && attempt < SERIALIZATION_ATTEMPTS;
@@ -68,11 +71,42 @@ final class AutoCommittedCalls {
     }
 
     private <T> T attempt(String what, SqlCall<T> call) {
+        Connection c;
         try {
-            return ConnectionSupport.autoCommitted(dataSource, traits, call);
+            c = dataSource.getConnection();
         } catch (SQLException e) {
-            throw new LockBackendException(description, what + " failed: " + e.getMessage()
-                    + " (SQL state " + e.getSQLState() + ")", e);
+            if (interruptedWhileBorrowing(e)) {
+                // nothing was sent: the core ends a waiting acquire with LockInterruptedException (the flag is set)
+                throw new NothingGrantedException(description, what + " was not sent: the thread was interrupted"
+                        + " while waiting for a connection from the pool (" + e.getMessage() + ")", e);
+            }
+            throw failed(what, e);
         }
+        try (c) {
+            return ConnectionSupport.autoCommitted(c, traits, call);
+        } catch (SQLException e) {
+            throw failed(what, e);
+        }
+    }
+
+    private LockBackendException failed(String what, SQLException e) {
+        return new LockBackendException(description, what + " failed: " + e.getMessage()
+                + " (SQL state " + e.getSQLState() + ")", e);
+    }
+
+    /**
+     * Whether a failed borrow was the pool giving up on an interrupt (HikariCP: "Interrupted during connection
+     * acquisition", its cause the {@link InterruptedException}, the thread's flag set again).
+     */
+    private static boolean interruptedWhileBorrowing(SQLException e) {
+        if (Thread.currentThread().isInterrupted()) {
+            return true;
+        }
+        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof InterruptedException) {
+                return true;
+            }
+        }
+        return false;
     }
 }
