@@ -101,6 +101,11 @@ public final class CheckCommand implements Callable<Integer> {
             + " while fewer than 5 faults (1 restart) hit a holder, a scenario goes on for up to 3× this.")
     String duration;
 
+    @Option(names = "--until-hits", description = "End a scenario's faults as soon as as many have hit a holder as a"
+            + " PASS needs (5, 1 restart or failover) and nothing is violated, rather than after --duration; with too"
+            + " few hits it still goes on for up to 3× --duration (not with --via-cli).")
+    boolean untilHits;
+
     @Option(names = "--faults", split = ",", paramLabel = "F",
             description = "kill, kill-waiter (SIGKILL of a worker waiting in line), pause, session-kill, partition,"
                     + " restart, failover, switchover (Redis Sentinel: SENTINEL FAILOVER), none; one scenario each"
@@ -235,6 +240,9 @@ public final class CheckCommand implements Callable<Integer> {
                     + html.getFileName() + " in");
         }
         if (viaCli) {
+            if (untilHits) {
+                throw new IllegalArgumentException("--until-hits: not with --via-cli");
+            }
             return viaCli(quick);
         }
         Duration leaseTime = lease != null ? Durations.parse("--lease", lease) : Duration.ofSeconds(quick ? 1 : 2);
@@ -294,7 +302,7 @@ public final class CheckCommand implements Callable<Integer> {
                         dir.resolve(i + "-" + f), Fence.STRICT, ScenarioSpec.DEFAULT_WORKER_JVM, poolMode,
                         quick ? ScenarioSpec.QUICK_MARGIN : ScenarioSpec.MARGIN);
                 i++;
-                Analysis analysis = new Analysis(new Scenario(spec).run());
+                Analysis analysis = new Analysis(new Scenario(spec, untilHits).run());
                 Analysis.Result r = analysis.analyse();
                 results.add(r);
                 if (html != null) {

@@ -99,13 +99,24 @@ final class Scenario {
     /** Faults being injected now, by index: in a snapshot they count as lasting their full length. */
     private final Map<Integer, Fault> active = new ConcurrentHashMap<>();
     private final java.util.function.Predicate<Analysis.Result> stopWhen;
+    /** Whether the nemesis stops once the history so far has the hits a PASS needs ({@code --until-hits}). */
+    private final boolean untilHits;
     private volatile long runStart;
     private CheckBackend backend;
     private ResourceServer resource;
     private volatile boolean sampling = true;
 
     Scenario(ScenarioSpec spec) {
-        this(spec, null);
+        this(spec, false);
+    }
+
+    /**
+     * A scenario that, if {@code untilHits}, stops injecting faults as soon as the history so far (analysed about
+     * every {@value #CHECK_MS} ms) has as many hits as a PASS needs ({@link ScenarioSpec#minHits}) and no
+     * violation, even before its duration; otherwise, and with fewer hits, it runs as {@link #Scenario(ScenarioSpec)}.
+     */
+    Scenario(ScenarioSpec spec, boolean untilHits) {
+        this(spec, null, untilHits);
     }
 
     /**
@@ -114,9 +125,14 @@ final class Scenario {
      * violation). {@link ScenarioSpec#duration()} is then the bound.
      */
     Scenario(ScenarioSpec spec, java.util.function.Predicate<Analysis.Result> stopWhen) {
+        this(spec, stopWhen, false);
+    }
+
+    private Scenario(ScenarioSpec spec, java.util.function.Predicate<Analysis.Result> stopWhen, boolean untilHits) {
         this.spec = spec;
         this.random = new Random(spec.seed());
         this.stopWhen = stopWhen;
+        this.untilHits = untilHits;
     }
 
     /** How often the nemesis analyses the history so far (hits, {@code stopWhen}). */
@@ -434,10 +450,11 @@ final class Scenario {
      * Whether the nemesis goes on: until the scenario's duration, unless {@code stopWhen} holds for the
      * history so far (then the duration is the bound); without a stop condition, after the duration, while
      * fewer than {@link ScenarioSpec#minHits} faults hit a holder, up to {@link #MAX_STRETCH} × the duration.
+     * With {@code untilHits}, it ends as soon as the history so far has those hits and no violation.
      */
     private boolean goOn(long end) {
         long now = System.nanoTime();
-        if (stopWhen == null && now - end < 0) {
+        if (stopWhen == null && !untilHits && now - end < 0) {
             return true;
         }
         if (now - (runStart + (stopWhen != null ? 1 : MAX_STRETCH) * spec.duration().toNanos()) >= 0) {
@@ -453,6 +470,11 @@ final class Scenario {
         }
         if (stopWhen != null && stopWhen.test(so)) {
             notes.add("stopped injecting faults early, at " + at(now) + ": the history so far met the stop condition");
+            return false;
+        }
+        if (untilHits && so.hits() >= ScenarioSpec.minHits(spec.fault()) && so.totalViolations() == 0) {
+            notes.add("stopped injecting faults at " + at(now) + " (--until-hits): " + so.hits() + " hit(s) so far, "
+                    + ScenarioSpec.minHits(spec.fault()) + " needed");
             return false;
         }
         if (now - end < 0) {

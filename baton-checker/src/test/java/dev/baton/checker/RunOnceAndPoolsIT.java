@@ -26,10 +26,10 @@ class RunOnceAndPoolsIT {
     private String check(int expected, String... args) {
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
-        String[] all = new String[args.length + 10];
-        System.arraycopy(new String[] {"--profile", "quick", "--duration", "6s", "--seed", "42", "--table",
-                "baton_check_modes_it", "--work-dir", dir.toString()}, 0, all, 0, 10);
-        System.arraycopy(args, 0, all, 10, args.length);
+        String[] all = new String[args.length + 11];
+        System.arraycopy(new String[] {"--profile", "quick", "--duration", "6s", "--until-hits", "--seed", "42",
+                "--table", "baton_check_modes_it", "--work-dir", dir.toString()}, 0, all, 0, 11);
+        System.arraycopy(args, 0, all, 11, args.length);
         int status = CheckCommand.execute(new PrintWriter(out, true), new PrintWriter(err, true), all);
         System.out.print(out);
         System.err.print(err);

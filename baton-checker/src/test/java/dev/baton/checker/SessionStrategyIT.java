@@ -13,8 +13,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * The session strategy in CI, kept apart from {@link QuickProfileIT} so the quick profile stays under two
  * minutes: {@code --strategy session} on PostgreSQL under kill and session-kill (the two faults that end a
- * session, so the server must hand the lock over at once), lease 1 s, 8 s per scenario — about 40 s in all.
- * Its own table, so a concurrent run of the quick profile on the same server cannot disturb it.
+ * session, so the server must hand the lock over at once), lease 1 s, 8 s per scenario ({@code --until-hits}: less
+ * once 5 faults hit, more while fewer did). Its own table, so a concurrent run of the quick profile on the same server cannot disturb it.
  */
 class SessionStrategyIT {
     @TempDir
@@ -26,7 +26,7 @@ class SessionStrategyIT {
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
         int status = CheckCommand.execute(new PrintWriter(out, true), new PrintWriter(err, true), "--strategy", "session",
-                "--profile", "quick", "--duration", "8s", "--table", "baton_check_session_it",
+                "--profile", "quick", "--duration", "8s", "--until-hits", "--table", "baton_check_session_it",
                 "--url", "jdbc:postgresql://127.0.0.1:5432/test?user=postgres", "--faults", "kill,session-kill",
                 "--seed", "42", "--work-dir", dir.toString());
         System.out.print(out);

@@ -23,6 +23,14 @@ class ViaCliArgumentsTest {
         assertThat(r[1]).contains("--strategy lease or session").contains("run-once");
     }
 
+    /** Its scenarios run a loop of their own, which does not stop at the hits a PASS needs. */
+    @Test
+    void untilHitsIsRefused() {
+        String[] r = run("--via-cli", "--until-hits", "--url", "jdbc:sqlite:/tmp/x.db");
+        assertThat(r[0]).isEqualTo("64");
+        assertThat(r[1]).contains("--until-hits").contains("--via-cli");
+    }
+
     @Test
     void faultsOfThisModeByName() {
         String[] r = run("--via-cli", "--faults", "pause", "--url", "jdbc:sqlite:/tmp/x.db");
