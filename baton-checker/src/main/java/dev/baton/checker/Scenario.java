@@ -236,6 +236,7 @@ final class Scenario {
             }
         }
         try {
+            Files.deleteIfExists(goFile());
             for (int i = 0; i < spec.workers(); i++) {
                 spawn(i, 0);
             }
@@ -308,7 +309,8 @@ final class Scenario {
         cmd.addAll(List.of("strategy=" + Strategies.workerArgument(spec.strategy()), "url=" + url,
                 "table=" + spec.table(), "lease=" + spec.leaseTime().toMillis(), "locks=" + spec.locks(),
                 "index=" + index, "gen=" + gen, "resource=" + resource.port(), "events=" + events,
-                "seed=" + spec.seed(), "wait=" + spec.acquireWait().toMillis(), "pool=" + spec.pool().id()));
+                "seed=" + spec.seed(), "wait=" + spec.acquireWait().toMillis(), "pool=" + spec.pool().id(),
+                "go=" + goFile()));
         if (!proxies.isEmpty()) {
             proxies.get(index).tag(gen); // the previous generation is dead: only this one can connect now
         }
@@ -329,7 +331,12 @@ final class Scenario {
         });
     }
 
-    private void awaitReady(Duration max) throws InterruptedException {
+    /**
+     * Waits until every worker has built its client, then lets them all begin at once ({@link #goFile()}): a worker
+     * that began on its own would contend while the others' JVMs still start, and on a small machine those starts
+     * can starve the server and the client (a ZooKeeper session of one lease time expired so, before any fault).
+     */
+    private void awaitReady(Duration max) throws InterruptedException, IOException {
         long deadline = System.nanoTime() + max.toNanos();
         for (Proc p : procs) {
             while (!logged(p.events, "\"op\":\"ready\"")) {
@@ -340,6 +347,12 @@ final class Scenario {
                 Thread.sleep(50);
             }
         }
+        Files.writeString(goFile(), "go\n", StandardCharsets.UTF_8);
+    }
+
+    /** The file whose existence lets workers begin; a worker started again after a kill finds it there at once. */
+    private Path goFile() {
+        return spec.workDir().resolve("go");
     }
 
     private static boolean logged(Path file, String needle) {

@@ -13,6 +13,7 @@ import java.io.Writer;
 import java.net.InetAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
@@ -105,6 +106,7 @@ public final class Worker {
         res.setTcpNoDelay(true);
         Worker w = new Worker(args, log, client, res,
                 strategy instanceof JdbcRunOnceStrategy ro ? ro : null);
+        awaitGo(args.get("go"));
         LockClient c = client;
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             w.stopping = true;
@@ -117,6 +119,24 @@ public final class Worker {
             log.log("type", "info", "op", "stopped");
         }));
         w.loop();
+    }
+
+    /**
+     * Until the checker has seen every worker ready and written the {@code go} file (absent in an old checker's
+     * arguments: no wait); a checker that never writes it within two minutes has gone, and so does the worker.
+     */
+    private static void awaitGo(String go) throws InterruptedException {
+        if (go == null) {
+            return;
+        }
+        Path file = Path.of(go);
+        long deadline = System.nanoTime() + Duration.ofMinutes(2).toNanos();
+        while (!Files.exists(file)) {
+            if (System.nanoTime() - deadline > 0) {
+                System.exit(3);
+            }
+            Thread.sleep(10);
+        }
     }
 
     private void loop() throws InterruptedException {
