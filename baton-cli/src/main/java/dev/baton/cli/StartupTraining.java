@@ -20,13 +20,18 @@ import java.util.List;
  * <ul>
  *   <li>extracts this platform's SQLite library from the jar into the given directory, so that each start loads
  *       it in place ({@code -Dorg.sqlite.lib.path}) instead of writing a fresh copy to the temporary directory;</li>
- *   <li>runs {@code baton run --lock … -- true} on a SQLite file of its own, and tries the same on PostgreSQL,
- *       MariaDB, Redis and ZooKeeper URLs where nothing listens (port 1; ZooKeeper for 1.5 s, as
- *       its client would keep trying for seconds), so that the classes of every backend's path are
+ *   <li>runs {@code baton run --lock … -- true} on a SQLite file of its own, or tries the same on a PostgreSQL,
+ *       MariaDB, Redis or ZooKeeper URL where nothing listens (port 1; ZooKeeper for 1.5 s, as
+ *       its client would keep trying for seconds), so that the classes of that backend's path are
  *       loaded and the JVM writes them into its class-data archive at exit;</li>
- *   <li>loads the classes a call loads once it reaches a real server ({@value #CLASS_LIST}, written by
- *       {@code bench/startup-classes.sh}), which those attempts never do, so that they are archived too.</li>
+ *   <li>loads the classes a call loads once it reaches that backend's real server
+ *       ({@code startup-classes-BACKEND.txt}, written by {@code bench/startup-classes.sh}), which those attempts
+ *       never do, so that they are archived too.</li>
  * </ul>
+ *
+ * <p>{@code StartupTraining DIR BACKEND} trains one backend ({@link #BACKENDS}), for the archive the launcher
+ * passes to a call whose URL is that backend's: one archive per backend, as mapping an archive that also holds
+ * the other backends' classes costs each call more than those classes save it.
  *
  * Nothing here is needed for {@code baton} to work: the launcher uses the archive and the library only while
  * they are newer than the jar, and the JVM ignores an archive that does not match the jar.
@@ -34,46 +39,46 @@ import java.util.List;
 final class StartupTraining {
     /** The name the library gets in the directory (the launcher passes it as {@code org.sqlite.lib.name}). */
     static final String SQLITE_LIBRARY = "libsqlitejdbc.so";
-    /** The classes a call loads on real servers, one name a line; written by bench/startup-classes.sh. */
-    static final String CLASS_LIST = "startup-classes.txt";
+    /** The backends trained one by one, as the launcher and {@code startup-classes-BACKEND.txt} name them. */
+    static final List<String> BACKENDS = List.of("sqlite", "postgresql", "mariadb", "redis", "zookeeper");
     /** How long the ZooKeeper attempt runs before the training ends (its client would keep trying). */
     private static final Duration ZOOKEEPER_TRAINING = Duration.ofMillis(1500);
 
     private StartupTraining() {
     }
 
-    /** {@code StartupTraining DIR}: writes {@value #SQLITE_LIBRARY} into DIR (if the jar has one for here). */
+    /**
+     * {@code StartupTraining DIR BACKEND}: runs BACKEND's path; for SQLite, first writes {@value #SQLITE_LIBRARY}
+     * into DIR (if the jar has one for here).
+     */
     public static void main(String[] args) throws IOException, InterruptedException {
         Path dir = Path.of(args[0]);
+        String backend = args[1];
+        if (!BACKENDS.contains(backend)) {
+            throw new IllegalArgumentException("unknown backend " + backend + "; one of " + BACKENDS);
+        }
         Files.createDirectories(dir);
-        // a library left by an earlier jar must not be loaded by this one's classes
-        Files.deleteIfExists(dir.resolve(SQLITE_LIBRARY));
-        boolean extracted = extractSqlite(dir);
-        if (extracted) {
+        boolean sqlite = backend.equals("sqlite");
+        if (sqlite) {
+            // a library left by an earlier jar must not be loaded by this one's classes
+            Files.deleteIfExists(dir.resolve(SQLITE_LIBRARY));
+        }
+        if (sqlite && extractSqlite(dir)) {
             System.setProperty("org.sqlite.lib.path", dir.toString());
             System.setProperty("org.sqlite.lib.name", SQLITE_LIBRARY);
         }
-        BatonCommand.WarmUp warmUp = new BatonCommand.WarmUp(true, true); // archived as a call loads it
+        boolean sqliteOrPostgres = sqlite || backend.equals("postgresql");
+        boolean jdbcProxy = backend.equals("postgresql") || backend.equals("mariadb");
+        // archived as a call loads it (a Redis or ZooKeeper call starts none: nothing of it to archive)
+        BatonCommand.WarmUp warmUp = new BatonCommand.WarmUp(sqliteOrPostgres, jdbcProxy);
         warmUp.start();
         warmUp.join();
         BatonCommand.configureLogging(false, false);
         PrintWriter none = new PrintWriter(Writer.nullWriter());
         Path db = dir.resolve("training.db");
         try {
-            BatonCommand.execute(none, none, "run", "--url", "jdbc:sqlite:" + db, "--lock", "baton-training",
-                    "--", "true");
-            for (String url : List.of("jdbc:postgresql://127.0.0.1:1/baton", "jdbc:mariadb://127.0.0.1:1/baton",
-                    "redis://127.0.0.1:1")) {
-                BatonCommand.execute(none, none, "run", "--url", url, "--lock", "baton-training", "--", "true");
-            }
-            // ZooKeeper's client keeps trying for the whole connection timeout (seconds); its classes are loaded
-            // within the first attempts, and the JVM archives the classes loaded by its exit
-            Thread zooKeeper = new Thread(() -> BatonCommand.execute(none, none, "run", "--url",
-                    "zookeeper://127.0.0.1:1", "--lock", "baton-training", "--", "true"), "baton-training-zookeeper");
-            zooKeeper.setDaemon(true);
-            zooKeeper.start();
-            zooKeeper.join(ZOOKEEPER_TRAINING.toMillis());
-            loadClassesOfRealServers();
+            train(backend, db, none);
+            loadClassesOfRealServers(backend);
         } finally {
             for (String suffix : List.of("", "-wal", "-shm", "-journal")) {
                 Files.deleteIfExists(dir.resolve("training.db" + suffix));
@@ -82,12 +87,35 @@ final class StartupTraining {
         System.exit(0);
     }
 
+    /** Runs {@code baton run} on BACKEND: on a SQLite file of its own, or on a URL where nothing listens. */
+    private static void train(String backend, Path db, PrintWriter none) throws InterruptedException {
+        switch (backend) {
+            case "sqlite" -> run(none, "jdbc:sqlite:" + db);
+            case "postgresql" -> run(none, "jdbc:postgresql://127.0.0.1:1/baton");
+            case "mariadb" -> run(none, "jdbc:mariadb://127.0.0.1:1/baton");
+            case "redis" -> run(none, "redis://127.0.0.1:1");
+            default -> {
+                // ZooKeeper's client keeps trying for the whole connection timeout (seconds); its classes are
+                // loaded within the first attempts, and the JVM archives the classes loaded by its exit
+                Thread zooKeeper = new Thread(() -> run(none, "zookeeper://127.0.0.1:1"), "baton-training-zookeeper");
+                zooKeeper.setDaemon(true);
+                zooKeeper.start();
+                zooKeeper.join(ZOOKEEPER_TRAINING.toMillis());
+            }
+        }
+    }
+
+    private static void run(PrintWriter none, String url) {
+        BatonCommand.execute(none, none, "run", "--url", url, "--lock", "baton-training", "--", "true");
+    }
+
     /**
-     * Loads (without initialising) the classes listed in {@value #CLASS_LIST}: those a call loads once it reaches
-     * a real server, which the attempts above never do. A name that no longer exists is skipped.
+     * Loads (without initialising) the classes listed in {@code startup-classes-BACKEND.txt}: those a call loads
+     * once it reaches BACKEND's real server, which the attempts above never do. A name that no longer exists is
+     * skipped.
      */
-    private static void loadClassesOfRealServers() throws IOException {
-        try (InputStream in = StartupTraining.class.getResourceAsStream(CLASS_LIST)) {
+    private static void loadClassesOfRealServers(String backend) throws IOException {
+        try (InputStream in = StartupTraining.class.getResourceAsStream("startup-classes-" + backend + ".txt")) {
             if (in == null) {
                 return;
             }

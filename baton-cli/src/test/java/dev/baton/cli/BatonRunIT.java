@@ -22,6 +22,8 @@ import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.FileTime;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.PreparedStatement;
@@ -1000,6 +1002,70 @@ class BatonRunIT {
                 .contains("baton: building baton-core (1/2)", "baton: building baton-cli (2/2)", "baton: build failed")
                 .anyMatch(l -> l.startsWith("baton: mvn: MAVEN_OPTS=") && l.contains("-Djansi.noreset=true"));
         assertThat(b.errLines().get(0)).contains("building").contains("Maven");
+    }
+
+    /**
+     * The launcher picks the class-data archive of the backend the call's URL names, and an archive that is
+     * unusable (not an archive, or one made for another jar) or missing for that backend never makes the call
+     * fail, whichever way the URL is given: a copy of bin/baton in a checkout of its own, with this build's jar
+     * and a start-up directory whose stamp says the training was done.
+     */
+    @Test
+    void anUnusableOrMissingArchiveOfTheCallsBackendOnlyMakesTheStartSlower() throws Exception {
+        Path target = Path.of("").toAbsolutePath().resolve("target");
+        Path builtJar;
+        try (var jars = Files.list(target)) {
+            builtJar = jars.filter(p -> p.getFileName().toString().endsWith("-all.jar")).findFirst()
+                    .orElseThrow(() -> new AssertionError("no shaded jar in " + target));
+        }
+        Path checkout = launcherCheckout("checkout-archive");
+        Path jar = checkout.resolve("baton-cli/target/baton-cli-9.9.9-TEST-all.jar");
+        Path start = checkout.resolve("baton-cli/target/baton-start");
+        Files.createDirectories(start);
+        Files.copy(builtJar, jar);
+        FileTime now = FileTime.fromMillis(System.currentTimeMillis());
+        FileTime earlier = FileTime.fromMillis(System.currentTimeMillis() - 60_000);
+        FileTime earliest = FileTime.fromMillis(System.currentTimeMillis() - 120_000);
+        Files.setLastModifiedTime(checkout.resolve("pom.xml"), earliest);
+        Files.setLastModifiedTime(jar, earlier); // newer than the pom, the checkout's only source: not rebuilt
+        for (String backend : List.of("sqlite", "postgresql", "mariadb", "redis", "zookeeper")) {
+            Files.writeString(start.resolve("classes-" + backend + ".jsa"), "not an archive");
+        }
+        Files.writeString(start.resolve("tried"), "");
+        try (var files = Files.list(start)) {
+            for (Path f : files.toList()) {
+                Files.setLastModifiedTime(f, now); // newer than the jar: used, and no training run
+            }
+        }
+        Map<String, String> env = new HashMap<>(Map.of("PATH", System.getenv("PATH"), "HOME", dir.toString()));
+        if (System.getenv("JAVA_HOME") != null) {
+            env.put("JAVA_HOME", System.getenv("JAVA_HOME"));
+        }
+        String launcher = checkout.resolve("bin/baton").toString();
+
+        Baton garbage = spawnWithEnvironment(env, launcher, "run", "--url", sqliteUrl(), "--lock",
+                uniqueLock("archive"), "--", "echo", "ran");
+        assertThat(garbage.awaitExit(EXIT_TIMEOUT)).as("not an archive; stderr: %s", garbage.err()).isEqualTo(0);
+        assertThat(garbage.out()).isEqualTo("ran\n");
+
+        Path ownArchive = target.resolve("baton-start/classes-sqlite.jsa");
+        if (Files.isRegularFile(ownArchive)) { // the archive of another jar (this build's, at another path)
+            Files.copy(ownArchive, start.resolve("classes-sqlite.jsa"), StandardCopyOption.REPLACE_EXISTING);
+            Files.setLastModifiedTime(start.resolve("classes-sqlite.jsa"), now);
+            Baton other = spawnWithEnvironment(env, launcher, "run", "--url=" + sqliteUrl(), "--lock",
+                    uniqueLock("archive"), "--", "echo", "ran");
+            assertThat(other.awaitExit(EXIT_TIMEOUT)).as("another jar's archive; stderr: %s", other.err()).isEqualTo(0);
+            assertThat(other.out()).isEqualTo("ran\n");
+        }
+
+        Files.delete(start.resolve("classes-sqlite.jsa")); // the other backends' archives are still there
+        Map<String, String> withUrl = new HashMap<>(env);
+        withUrl.put("BATON_URL", sqliteUrl());
+        Baton missing = spawnWithEnvironment(withUrl, launcher, "run", "--lock", uniqueLock("archive"), "--", "echo",
+                "ran");
+        assertThat(missing.awaitExit(EXIT_TIMEOUT)).as("no archive; stderr: %s", missing.err()).isEqualTo(0);
+        assertThat(missing.out()).isEqualTo("ran\n");
+        assertThat(start.resolve("classes-sqlite.jsa")).as("no training retried on a call").doesNotExist();
     }
 
     /** Spawns {@code cmd} with exactly {@code environment} (nothing inherited). */
