@@ -62,6 +62,8 @@ class UrlSecretsTest {
             redis://s3cret@h                           | WRONGPASS s3cret               | WRONGPASS ***
             jdbc:postgresql://h/db?password=s3%26cret  | password s3&cret rejected       | password *** rejected
             jdbc:postgresql://h/db?sslpassword=k3y     | cannot read key with k3y        | cannot read key with ***
+            redis-sentinel://dpw@h:26379/0?sentinelPassword=sp#mymaster | sentinel refused sp | sentinel refused ***
+            redis-sentinel://h:26379?sentinelPassword=s%2Fp%40ss#m | WRONGPASS s/p@ss or s%2Fp%40ss | WRONGPASS *** or ***
             """)
     void aUrlsSecretsAreRemovedFromAnyTextAlsoAsTheDriverDecodedThem(String url, String text, String scrubbed) {
         assertThat(DatabaseUrl.parse(url, "--url").scrub(text)).isEqualTo(scrubbed);

@@ -25,7 +25,8 @@ import java.util.regex.Pattern;
  *   <li>the value of every parameter whose name contains {@code password}, {@code passwd}, {@code pwd} or
  *       {@code secret}, in any case, after {@code ?}, {@code &}, {@code ;} or {@code (} (pgjdbc {@code password},
  *       {@code sslpassword}; MariaDB {@code password}, {@code trustStorePassword}, {@code keyStorePassword},
- *       {@code address=(…)(password=…)}).</li>
+ *       {@code address=(…)(password=…)}; Redis Sentinel {@code sentinelPassword}, whose value in a Redis URL ends
+ *       at the {@code #} of the master's name).</li>
  * </ul>
  * {@link #hide(String, Collection)} also removes a URL's secrets wherever else they appear in the text, as written
  * and percent-decoded (a driver repeats what it decoded). Over-hiding is preferred to printing a secret.
@@ -84,10 +85,17 @@ public final class Secrets {
                 found.add(secret);
             }
         }
+        boolean redis = url.regionMatches(true, 0, "redis", 0, "redis".length());
         for (Pattern p : List.of(PARAMETER, ADDRESS_PARAMETER)) {
             Matcher m = p.matcher(url);
             while (m.find()) {
-                found.add(m.group(2));
+                String value = m.group(2);
+                found.add(value);
+                int hash = value.indexOf('#');
+                if (redis && hash >= 0) {
+                    // a Redis URL's fragment (redis-sentinel://…?sentinelPassword=P#master) is not the value's
+                    found.add(value.substring(0, hash));
+                }
             }
         }
         Set<String> all = new LinkedHashSet<>();
