@@ -102,8 +102,8 @@ public final class CheckCommand implements Callable<Integer> {
     String duration;
 
     @Option(names = "--until-hits", description = "End a scenario's faults as soon as as many have hit a holder as a"
-            + " PASS needs (5, 1 restart or failover) and nothing is violated, rather than after --duration; with too"
-            + " few hits it still goes on for up to 3× --duration (not with --via-cli).")
+            + " PASS needs (5; 1 for restart, failover or switchover) and nothing is violated, rather than after"
+            + " --duration; with too few hits it still goes on for up to 3× --duration (not with --via-cli).")
     boolean untilHits;
 
     @Option(names = "--faults", split = ",", paramLabel = "F",

@@ -37,8 +37,8 @@ class QuickProfileIT {
     private void check(String url, String faults, String... more) {
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
-        List<String> args = new ArrayList<>(List.of("--profile", "quick", "--duration", DURATION, "--until-hits", "--url", url, "--faults", faults, "--seed",
-                "42", "--work-dir", dir.resolve(faults).toString()));
+        List<String> args = new ArrayList<>(List.of("--profile", "quick", "--duration", DURATION, "--until-hits",
+                "--url", url, "--faults", faults, "--seed", "42", "--work-dir", dir.resolve(faults).toString()));
         args.addAll(List.of(more));
         int status = CheckCommand.execute(new PrintWriter(out, true), new PrintWriter(err, true),
                 args.toArray(String[]::new));

@@ -13,9 +13,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * {@code baton check --faults restart --allow-restart}: one restart of each server (PostgreSQL, MariaDB, Redis,
  * ZooKeeper) while workers hold leases, in the quick profile with at most 5 s of faults ({@code --until-hits}: they
- * end once the restart hit); tokens must stay monotonic across it ((b)) and every lock must be granted again within its bound after the server is back ((c), (d)). Each runs on a
- * server of its own ({@link OwnServer}), never on the servers a developer already runs: the fault restarts the
- * server listening on the URL's port, and only it.
+ * end once the restart hit); tokens must stay monotonic across it ((b)) and every lock must be granted again within
+ * its bound after the server is back ((c), (d)). Each runs on a server of its own ({@link OwnServer}), never on the
+ * servers a developer already runs: the fault restarts the server listening on the URL's port, and only it.
  */
 class RestartIT {
     @TempDir
@@ -25,8 +25,8 @@ class RestartIT {
         StringWriter out = new StringWriter();
         StringWriter err = new StringWriter();
         int status = CheckCommand.execute(new PrintWriter(out, true), new PrintWriter(err, true), "--profile", "quick",
-                "--strategy", strategy, "--duration", "5s", "--until-hits", "--table", "baton_check_restart_it", "--url", url,
-                "--faults", fault, "--allow-restart", "--seed", "42", "--work-dir", dir.toString());
+                "--strategy", strategy, "--duration", "5s", "--until-hits", "--table", "baton_check_restart_it",
+                "--url", url, "--faults", fault, "--allow-restart", "--seed", "42", "--work-dir", dir.toString());
         System.out.print(out);
         System.err.print(err);
         assertThat(status).as("exit status of baton check --faults %s on %s; output above", fault, url)

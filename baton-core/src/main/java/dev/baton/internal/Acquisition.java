@@ -195,6 +195,19 @@ final class Acquisition {
         }
     }
 
+    /**
+     * Whether the refusal was the thread's own interrupt (a pool that gave up borrowing a connection): nothing the
+     * operator must hear of when interrupts are deferred, as {@code lock()}'s are.
+     */
+    private static boolean byInterrupt(NothingGrantedException e) {
+        for (Throwable t = e.getCause(); t != null; t = t.getCause() == t ? null : t.getCause()) {
+            if (t instanceof InterruptedException) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     private void checkInterrupt() {
         if (interruptible && Thread.interrupted()) {
             throw interrupted();
@@ -219,7 +232,7 @@ final class Acquisition {
         if (options.forever()) {
             // no deadline ends this wait with the error: say at WARN that it keeps being refused, now and then
             long t = client.now();
-            if (refusalWarned == null || t - refusalWarned >= REFUSAL_WARN_NANOS) {
+            if (!byInterrupt(e) && (refusalWarned == null || t - refusalWarned >= REFUSAL_WARN_NANOS)) {
                 log.warn("acquire of lock '{}' on {} granted nothing ({}); waiting without a deadline, it tries"
                         + " again until the backend grants it", name, client.description, e.getMessage());
                 refusalWarned = t;

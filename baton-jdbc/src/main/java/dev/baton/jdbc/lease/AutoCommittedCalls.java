@@ -95,13 +95,11 @@ final class AutoCommittedCalls {
     }
 
     /**
-     * Whether a failed borrow was the pool giving up on an interrupt (HikariCP: "Interrupted during connection
-     * acquisition", its cause the {@link InterruptedException}, the thread's flag set again).
+     * Whether a failed borrow was the pool giving up on an interrupt: an {@link InterruptedException} among its
+     * causes (HikariCP: "Interrupted during connection acquisition", the thread's flag set again). Any other failed
+     * borrow stays a {@link LockBackendException}, whatever the flag.
      */
     private static boolean interruptedWhileBorrowing(SQLException e) {
-        if (Thread.currentThread().isInterrupted()) {
-            return true;
-        }
         for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
             if (t instanceof InterruptedException) {
                 return true;
