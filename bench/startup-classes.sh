@@ -5,6 +5,10 @@
 # (dev.baton.cli.StartupTraining) load them, so that they go into each backend's class-data archive although the
 # training reaches no server. Run it after a dependency upgrade or a change to what a call loads; a stale list
 # only makes the start slower (a name that no longer exists is skipped).
+# For Redis it also writes startup-classes-redis.classlist, the JDK's own class list of that call
+# (-XX:DumpLoadedClassList, with the lambdas and method-handle classes it spins), from which the launcher makes a
+# static archive (-Xshare:dump); a line another JDK cannot use is skipped there, and if the dump fails the
+# launcher falls back to the dynamic archive of startup-classes-redis.txt.
 #
 #   bench/startup-classes.sh            every backend, this checkout's jar (bin/baton builds it if needed)
 set -euo pipefail
@@ -25,11 +29,20 @@ urls=("jdbc:sqlite:$work/classes.db"
   "${BATON_BENCH_ZOOKEEPER:-zookeeper://127.0.0.1:2181}")
 for i in "${!urls[@]}"; do
   url="${urls[$i]}"
+  extra=()
+  if [ "${backends[$i]}" = redis ]; then
+    # the launcher's properties for a Redis call (Netty's NIO transport, unpooled buffers), and the JDK's list
+    extra=(-Dio.netty.transport.noNative=true -Dio.netty.allocator.type=unpooled
+      -XX:DumpLoadedClassList="$work/redis.classlist")
+  fi
   # without the launcher's archive, so that every class the call needs is logged with where it came from; with
   # the launcher's properties that change what a call loads (no JFR events from Lettuce and Netty)
-  java -XX:TieredStopAtLevel=1 -Dio.lettuce.core.jfr=false -Dio.netty.jfr.enabled=false -Xlog:class+load=info:file="$work/load-${backends[$i]}.log" -jar "$jar" \
+  java -XX:TieredStopAtLevel=1 -Dio.lettuce.core.jfr=false -Dio.netty.jfr.enabled=false ${extra[@]+"${extra[@]}"} \
+    -Xlog:class+load=info:file="$work/load-${backends[$i]}.log" -jar "$jar" \
     run --url "$url" --lock "startup-classes-$$" -- true >/dev/null
 done
+mv "$work/redis.classlist" "$outdir/startup-classes-redis.classlist"
+echo "startup-classes.sh: $(wc -l <"$outdir/startup-classes-redis.classlist") lines written to $outdir/startup-classes-redis.classlist"
 # classes read from the jar or the JDK's modules (not the JDK's archive, and not the classes the JVM spins at
 # run time, which have no such source)
 for backend in "${backends[@]}"; do

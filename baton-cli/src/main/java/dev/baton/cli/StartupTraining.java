@@ -33,6 +33,13 @@ import java.util.List;
  * passes to a call whose URL is that backend's: one archive per backend, as mapping an archive that also holds
  * the other backends' classes costs each call more than those classes save it.
  *
+ * <p>{@code StartupTraining --class-list DIR BACKEND} only writes {@code DIR/classes-BACKEND.classlist}, the
+ * JDK's class list of a real call on BACKEND ({@code startup-classes-BACKEND.classlist}, which
+ * {@code bench/startup-classes.sh} writes with {@code -XX:DumpLoadedClassList}; Redis only), for a static archive
+ * ({@code -Xshare:dump -XX:SharedClassListFile}): its {@code @lambda-proxy} and {@code @lambda-form-invoker}
+ * lines put the lambdas and method-handle classes the call spins into the archive, which the dynamic archive
+ * of a training that reaches no server cannot hold. It exits 1 when the jar has no such list.
+ *
  * Nothing here is needed for {@code baton} to work: the launcher uses the archive and the library only while
  * they are newer than the jar, and the JVM ignores an archive that does not match the jar.
  */
@@ -52,6 +59,9 @@ final class StartupTraining {
      * into DIR (if the jar has one for here).
      */
     public static void main(String[] args) throws IOException, InterruptedException {
+        if (args[0].equals("--class-list")) {
+            System.exit(writeClassList(Path.of(args[1]), args[2]) ? 0 : 1);
+        }
         Path dir = Path.of(args[0]);
         String backend = args[1];
         if (!BACKENDS.contains(backend)) {
@@ -127,6 +137,27 @@ final class StartupTraining {
                     // gone in this build, or needs what is not here: that class is just not archived
                 }
             }
+        }
+    }
+
+    /**
+     * Copies {@code startup-classes-BACKEND.classlist} to {@code DIR/classes-BACKEND.classlist}; false if the jar
+     * has none for BACKEND.
+     */
+    private static boolean writeClassList(Path dir, String backend) throws IOException {
+        if (!BACKENDS.contains(backend)) {
+            throw new IllegalArgumentException("unknown backend " + backend + "; one of " + BACKENDS);
+        }
+        try (InputStream in = StartupTraining.class.getResourceAsStream("startup-classes-" + backend + ".classlist")) {
+            if (in == null) {
+                return false;
+            }
+            Files.createDirectories(dir);
+            Path tmp = Files.createTempFile(dir, "classes-" + backend, ".tmp");
+            Files.copy(in, tmp, StandardCopyOption.REPLACE_EXISTING);
+            Files.move(tmp, dir.resolve("classes-" + backend + ".classlist"), StandardCopyOption.REPLACE_EXISTING,
+                    StandardCopyOption.ATOMIC_MOVE);
+            return true;
         }
     }
 
