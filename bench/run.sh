@@ -12,8 +12,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/start-servers.sh
-mvn -q -B -ntp install -DskipTests -Dmaven.javadoc.skip=true -Dmaven.source.skip=true -pl baton-core,baton-jdbc,baton-redis,baton-zookeeper -am
-mvn -q -B -ntp -f baton-bench/pom.xml package -DskipTests
+# jansi.noreset: without it, -q still prints the ESC[0m resets of Maven's console library
+export MAVEN_OPTS="${MAVEN_OPTS:-} -Djansi.noreset=true"
+mvn -q -B -ntp -Dstyle.color=never install -DskipTests -Dmaven.javadoc.skip=true -Dmaven.source.skip=true -pl baton-core,baton-jdbc,baton-redis,baton-zookeeper -am
+mvn -q -B -ntp -Dstyle.color=never -f baton-bench/pom.xml package -DskipTests
 java -Xmx2g -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -jar baton-bench/target/baton-bench.jar "$@"
 for arg in "$@"; do
   [ "$arg" != --quick ] || exit 0

@@ -51,7 +51,8 @@ zookeeper_classpath() {
   if [ ! -s "$file" ]; then
     mkdir -p "$(dirname "$file")"
     log "resolving the ZooKeeper server's classpath (Maven, once)"
-    mvn -q -B -ntp -Dstyle.color=never -f "$here/zookeeper/pom.xml" dependency:build-classpath -Dmdep.outputFile="$file.tmp" >&2
+    # jansi.noreset: without it, -q still prints the console library's ESC[0m resets
+    MAVEN_OPTS="${MAVEN_OPTS:-} -Djansi.noreset=true" mvn -q -B -ntp -Dstyle.color=never -f "$here/zookeeper/pom.xml" dependency:build-classpath -Dmdep.outputFile="$file.tmp" >&2
     mv "$file.tmp" "$file"
   fi
 }
