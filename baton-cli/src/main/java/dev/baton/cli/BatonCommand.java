@@ -6,6 +6,7 @@ import dev.baton.LockException;
 import dev.baton.LockInterruptedException;
 import dev.baton.checker.CheckCommand;
 import dev.baton.internal.Secrets;
+import dev.baton.spi.Causes;
 import io.lettuce.core.RedisConnectionException;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -391,18 +392,13 @@ public final class BatonCommand implements Callable<Integer> {
 
     private static boolean isDatabaseFailure(Throwable e) {
         return e instanceof LockBackendException || e instanceof HikariPool.PoolInitializationException
-                || rootCause(e) instanceof SQLException || isConnectionFailure(e);
+                || Causes.root(e) instanceof SQLException || isConnectionFailure(e);
     }
 
     /** A client library's own connection failure ({@code baton check}'s connections raise them unwrapped). */
     private static boolean isConnectionFailure(Throwable e) {
-        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
-            if (t instanceof ConnectException || t instanceof UnknownHostException
-                    || t instanceof RedisConnectionException) {
-                return true;
-            }
-        }
-        return false;
+        return Causes.any(e, t -> t instanceof ConnectException || t instanceof UnknownHostException
+                || t instanceof RedisConnectionException);
     }
 
     /** The database the failing command was talking to, if it resolved one (found through its mixins). */
@@ -422,14 +418,6 @@ public final class BatonCommand implements Callable<Integer> {
             out = out.replace(w.getKey(), w.getValue());
         }
         return out;
-    }
-
-    private static Throwable rootCause(Throwable e) {
-        Throwable t = e;
-        while (t.getCause() != null && t.getCause() != t) {
-            t = t.getCause();
-        }
-        return t;
     }
 
     /** Collapses a driver's multi-line message onto one line. */

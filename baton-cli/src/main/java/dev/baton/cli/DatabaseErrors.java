@@ -2,6 +2,7 @@ package dev.baton.cli;
 
 import dev.baton.LockBackendException;
 import dev.baton.internal.Durations;
+import dev.baton.spi.Causes;
 import org.apache.zookeeper.KeeperException;
 
 import java.net.ConnectException;
@@ -43,7 +44,7 @@ final class DatabaseErrors {
     /** The failure for {@code e}, which happened while talking to {@code url}. */
     static BatonFailure failure(DatabaseUrl url, Throwable e) {
         String db = url.describe();
-        SQLException sql = find(e, SQLException.class).orElse(null);
+        SQLException sql = Causes.find(e, SQLException.class).orElse(null);
         String driver = url.scrub(BatonCommand.oneLine(sql != null ? sql.getMessage() : deepestMessage(e)));
         if (url.kind() == DatabaseUrl.Kind.SQLITE && sql != null) {
             return sqlite(url, sql, driver, e);
@@ -51,7 +52,7 @@ final class DatabaseErrors {
         if (url.kind() == DatabaseUrl.Kind.ZOOKEEPER && driver.contains("cannot connect to ZooKeeper")) {
             return new BatonFailure(ExitCodes.UNAVAILABLE, "cannot reach " + db + " (unreachable): " + driver, e);
         }
-        if (url.kind() == DatabaseUrl.Kind.ZOOKEEPER && find(e, KeeperException.NoAuthException.class).isPresent()) {
+        if (url.kind() == DatabaseUrl.Kind.ZOOKEEPER && Causes.find(e, KeeperException.NoAuthException.class).isPresent()) {
             return new BatonFailure(ExitCodes.REFUSED, db + " refused access (permission): a znode's ACL does not let"
                     + " this unauthenticated client do what the command needs (Baton's ZooKeeper client does not"
                     + " authenticate): " + driver, e);
@@ -59,7 +60,7 @@ final class DatabaseErrors {
         if (url.kind() == DatabaseUrl.Kind.REDIS && (driver.contains("WRONGPASS") || driver.contains("NOAUTH")
                 || driver.contains("NOPERM"))) {
             // a Sentinel that refused: baton-redis's sentence names it and the URL parameter to fix
-            String said = find(e, LockBackendException.class).map(Throwable::getMessage)
+            String said = Causes.find(e, LockBackendException.class).map(Throwable::getMessage)
                     .filter(m -> m.contains("Sentinel") && m.contains("authentication failed"))
                     .map(m -> m.substring(m.indexOf(SENTINEL_CONNECT) < 0 ? 0
                             : m.indexOf(SENTINEL_CONNECT) + SENTINEL_CONNECT.length()))
@@ -121,14 +122,9 @@ final class DatabaseErrors {
         if (state.startsWith("08")) {
             return true;
         }
-        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
-            if (t instanceof ConnectException || t instanceof UnknownHostException
-                    || t instanceof NoRouteToHostException || t instanceof SocketTimeoutException
-                    || t instanceof SQLTransientConnectionException) {
-                return true;
-            }
-        }
-        return false;
+        return Causes.any(e, t -> t instanceof ConnectException || t instanceof UnknownHostException
+                || t instanceof NoRouteToHostException || t instanceof SocketTimeoutException
+                || t instanceof SQLTransientConnectionException);
     }
 
     /** Whether {@code e} says that a table is missing: PostgreSQL 42P01, MariaDB/MySQL 1146, SQLite "no such table". */
@@ -137,18 +133,9 @@ final class DatabaseErrors {
                 || String.valueOf(e.getMessage()).contains("no such table");
     }
 
-    private static <T extends Throwable> Optional<T> find(Throwable e, Class<T> type) {
-        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
-            if (type.isInstance(t)) {
-                return Optional.of(type.cast(t));
-            }
-        }
-        return Optional.empty();
-    }
-
     private static String deepestMessage(Throwable e) {
         String message = null;
-        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+        for (Throwable t : Causes.chain(e)) {
             if (t.getMessage() != null) {
                 message = t.getMessage();
             }

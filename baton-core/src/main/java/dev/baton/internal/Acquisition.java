@@ -9,6 +9,7 @@ import dev.baton.spi.AcquireRequest;
 import dev.baton.spi.AcquireResult;
 import dev.baton.spi.AnnouncesTurns;
 import dev.baton.spi.BlockingWait;
+import dev.baton.spi.Causes;
 import dev.baton.spi.LockMode;
 import dev.baton.spi.NotifiesReleases;
 import dev.baton.spi.WaitingQueue;
@@ -200,12 +201,7 @@ final class Acquisition {
      * operator must hear of when interrupts are deferred, as {@code lock()}'s are.
      */
     private static boolean byInterrupt(NothingGrantedException e) {
-        for (Throwable t = e.getCause(); t != null; t = t.getCause() == t ? null : t.getCause()) {
-            if (t instanceof InterruptedException) {
-                return true;
-            }
-        }
-        return false;
+        return Causes.find(e.getCause(), InterruptedException.class).isPresent();
     }
 
     private void checkInterrupt() {

@@ -7,6 +7,7 @@ import dev.baton.LockInfo;
 import dev.baton.NothingGrantedException;
 import dev.baton.spi.AcquireRequest;
 import dev.baton.spi.AcquireResult;
+import dev.baton.spi.Causes;
 import dev.baton.spi.ClearsLostGrants;
 import dev.baton.spi.ConfirmsGrants;
 import dev.baton.spi.LeaseKey;
@@ -146,7 +147,7 @@ final class RedisLockBackend implements NotifiesReleases, ConfirmsGrants, ReadWr
      */
     static String connectFailure(Throwable e) {
         String sentinel = null;
-        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+        for (Throwable t : Causes.chain(e)) {
             String m = String.valueOf(t.getMessage());
             Matcher at = SENTINEL_AT.matcher(m);
             if (at.find()) {

@@ -1,5 +1,6 @@
 package dev.baton.jdbc.internal;
 
+import dev.baton.spi.Causes;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -83,7 +84,7 @@ public final class ConnectionSupport {
      * MariaDB 70100). Such a connection is closed and evicted, never given back to the pool for reuse.
      */
     public static boolean isBroken(SQLException e) {
-        for (Throwable t = e; t != null; t = t.getCause()) {
+        for (Throwable t : Causes.chain(e)) {
             if (t instanceof SQLTimeoutException || t instanceof SQLNonTransientConnectionException
                     || t instanceof SQLTransientConnectionException || t instanceof SQLRecoverableException
                     || t instanceof SocketTimeoutException || t instanceof SocketException) {
@@ -98,9 +99,6 @@ public final class ConnectionSupport {
                 if (s.getErrorCode() == 1317) { // MySQL/MariaDB: query execution was interrupted
                     return true;
                 }
-            }
-            if (t.getCause() == t) {
-                break;
             }
         }
         return false;

@@ -6,6 +6,7 @@ import dev.baton.jdbc.internal.ConnectionSupport;
 import dev.baton.jdbc.internal.ConnectionSupport.SqlCall;
 import dev.baton.jdbc.internal.DialectTraits;
 
+import dev.baton.spi.Causes;
 import javax.sql.DataSource;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -100,11 +101,6 @@ final class AutoCommittedCalls {
      * borrow stays a {@link LockBackendException}, whatever the flag.
      */
     private static boolean interruptedWhileBorrowing(SQLException e) {
-        for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
-            if (t instanceof InterruptedException) {
-                return true;
-            }
-        }
-        return false;
+        return Causes.find(e, InterruptedException.class).isPresent();
     }
 }

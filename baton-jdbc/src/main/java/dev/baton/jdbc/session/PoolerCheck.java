@@ -3,6 +3,7 @@ package dev.baton.jdbc.session;
 import dev.baton.UnsupportedBackendException;
 import dev.baton.jdbc.internal.ConnectionSupport;
 
+import dev.baton.spi.Causes;
 import java.sql.Connection;
 import java.sql.SQLException;
 
@@ -130,14 +131,7 @@ final class PoolerCheck {
 
     /** As {@link #statementClash(SQLException)}, anywhere in a cause chain (for the builder's checks). */
     static boolean statementClashInChain(Throwable e) {
-        for (Throwable t = e; t != null; t = t.getCause()) {
-            if (t instanceof SQLException se && ("42P05".equals(se.getSQLState()) || "26000".equals(se.getSQLState()))) {
-                return true;
-            }
-            if (t.getCause() == t) {
-                break;
-            }
-        }
-        return false;
+        return Causes.any(e, t -> t instanceof SQLException se
+                && ("42P05".equals(se.getSQLState()) || "26000".equals(se.getSQLState())));
     }
 }
