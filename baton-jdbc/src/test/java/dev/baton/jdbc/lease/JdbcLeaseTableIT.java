@@ -541,6 +541,18 @@ class JdbcLeaseTableIT {
         }
     }
 
+    /** Whether a connection is blocked in a wait ({@code GET_LOCK}) on {@code bell} right now (MariaDB). */
+    private static boolean blockedOnBell(Connection admin, String bell) throws SQLException {
+        try (PreparedStatement ps = admin.prepareStatement("SELECT COUNT(*) FROM information_schema.PROCESSLIST"
+                + " WHERE STATE = 'User lock' AND INFO LIKE 'SELECT IF(GET_LOCK(%' AND INSTR(INFO, ?) > 0")) {
+            ps.setString(1, bell);
+            try (ResultSet rs = ps.executeQuery()) {
+                rs.next();
+                return rs.getInt(1) > 0;
+            }
+        }
+    }
+
     /** The connection that holds the bell of {@code name} in {@code table} (MariaDB), or null if nobody does. */
     private static Long bellHolder(Connection admin, String table, String name) throws SQLException {
         return bellUsedBy(admin, new dev.baton.jdbc.internal.SessionKeys(table).myBellKey(name));
@@ -564,8 +576,19 @@ class JdbcLeaseTableIT {
                 }
             });
             Thread.sleep(2_000); // the holder keeps the lock while its waiter waits
+            // then it releases while the head is blocked in a wait on its bell that has just begun: a release that
+            // lands between two of the head's 500 ms waits finds it looking, as it should, and tests nothing here
+            java.util.concurrent.CountDownLatch nextWait = new java.util.concurrent.CountDownLatch(1);
+            recorded.recordAnswers("IF(GET_LOCK");
+            recorded.before("IF(GET_LOCK", nextWait::countDown);
+            assertThat(nextWait.await(5, TimeUnit.SECONDS)).as("the head waits on a bell again").isTrue();
+            String bell = new dev.baton.jdbc.internal.SessionKeys("baton_bell").myBellKey(name);
+            await("the head blocked on the holder's bell").atMost(Duration.ofSeconds(5))
+                    .pollInterval(Duration.ofMillis(2)).until(() -> blockedOnBell(admin, bell));
             held.close();
             assertThat(waiter.get(10, TimeUnit.SECONDS)).isGreaterThan(held.fencingToken());
+            assertThat(recorded.answers()).as("the head's last wait (1: rung; 0: still kept when its slice ended)")
+                    .last().isEqualTo(1);
             List<String> all = recorded.sql();
             List<String> full = all.subList(before, all.size());
             List<String> sent = full.stream().map(sql -> sql.substring(0, Math.min(sql.length(), 40))).toList();
