@@ -4,6 +4,7 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.baton.Lease;
 import dev.baton.LockException;
+import dev.baton.jdbc.fixtures.PgBouncerFixture;
 import dev.baton.jdbc.fixtures.PostgresFixture;
 import dev.baton.jdbc.fixtures.SqlRecordingDataSource;
 import dev.baton.jdbc.fixtures.TxDatabase;
@@ -11,6 +12,7 @@ import dev.baton.testkit.TestServers;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.parallel.ResourceLock;
 import org.postgresql.PGConnection;
 import org.postgresql.PGNotification;
 import org.postgresql.ds.PGSimpleDataSource;
@@ -34,6 +36,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * direct {@code notificationDataSource}. (The whole lease ladder through it: {@code lease.PgBouncerLeaseIT}.)
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@ResourceLock(PgBouncerFixture.POOL_LOCK) // it pins every server session of PgBouncer's pool (see there)
 class PgBouncerIT {
     private final List<AutoCloseable> opened = new ArrayList<>();
 

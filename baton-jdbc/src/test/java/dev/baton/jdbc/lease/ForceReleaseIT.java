@@ -16,6 +16,7 @@ import dev.baton.jdbc.fixtures.SqliteFixture;
 import dev.baton.testkit.ClientConfig;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.parallel.ResourceLock;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
@@ -35,6 +36,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** {@link JdbcLockClient#forceRelease}, the operator's lever behind {@code baton release}, on every dialect. */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@ResourceLock(SqliteFixture.FILE_LOCK) // a cut-off in another class cuts this one off too (see there)
 class ForceReleaseIT {
     private final List<JdbcFixture> fixtures = new ArrayList<>();
 

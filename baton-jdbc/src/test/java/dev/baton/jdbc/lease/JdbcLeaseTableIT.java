@@ -20,6 +20,7 @@ import org.h2.jdbcx.JdbcDataSource;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.parallel.Isolated;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.postgresql.ds.PGSimpleDataSource;
@@ -44,7 +45,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
-/** What only the JDBC lease table has: dialect detection, the DDL, table names, the purge. */
+/**
+ * What only the JDBC lease table has: dialect detection, the DDL, table names, the purge.
+ *
+ * <p>Isolated: it runs on the contract fixtures' own tables and deletes their token counter rows (SQLite, the MySQL
+ * dialect on MariaDB), which fails the grants of every other class on those tables meanwhile, and it looks for bell
+ * waiters in MariaDB's whole process list, where other classes' waiters would show up too.
+ */
+@Isolated
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class JdbcLeaseTableIT {
     private final List<JdbcFixture> fixtures = new ArrayList<>();

@@ -7,6 +7,7 @@ import dev.baton.jdbc.JdbcLockClient;
 import dev.baton.jdbc.JdbcLocks;
 import dev.baton.jdbc.fixtures.MariaDbFixture;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.Isolated;
 
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -27,7 +28,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * MariaDB's release writes the lease's token to {@code <table>_released}, a MEMORY table, instead of updating the
  * InnoDB row: no redo-log flush. What that costs and what it keeps: a restart forgets releases (each such lock is
  * held until its lease ends, never given to two), and a full table of releases falls back to the durable write.
+ *
+ * <p>Isolated: {@link #aMariaDbReleaseIsNotFlushedToTheRedoLog} counts InnoDB fsyncs on the server's global counter,
+ * to which every other class writing to MariaDB at the same time would add its own.
  */
+@Isolated
 class MariaDbReleaseIT {
     private static final String URL = MariaDbFixture.ADMIN_URL;
 

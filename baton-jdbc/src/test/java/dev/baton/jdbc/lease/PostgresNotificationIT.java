@@ -12,6 +12,8 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -28,12 +30,20 @@ class PostgresNotificationIT {
         fixture.close();
     }
 
-    /** Server pids of the sessions that are LISTENing on the channel now. */
-    private java.util.Set<Integer> listenerPids(String channel) throws Exception {
+    /**
+     * Server pids of the sessions of {@code clients} that are LISTENing on the channel now: only theirs, as every
+     * other client of the contract table (another test class, another run) listens on the same channel.
+     */
+    private java.util.Set<Integer> listenerPids(String channel, LockClient... clients) throws Exception {
         java.util.Set<Integer> pids = new java.util.HashSet<>();
+        List<Long> own = new ArrayList<>();
+        for (LockClient client : clients) {
+            own.addAll(fixture.sessionIds(client));
+        }
         try (Connection c = fixture.admin(); PreparedStatement ps = c.prepareStatement(
-                "SELECT pid FROM pg_stat_activity WHERE query = ?")) {
+                "SELECT pid FROM pg_stat_activity WHERE query = ? AND pid = ANY (?)")) {
             ps.setString(1, "LISTEN " + channel);
+            ps.setArray(2, c.createArrayOf("int4", own.stream().map(Long::intValue).toArray()));
             try (ResultSet rs = ps.executeQuery()) {
                 while (rs.next()) {
                     pids.add(rs.getInt(1));
@@ -50,13 +60,13 @@ class PostgresNotificationIT {
         String name = "reconnect-" + System.nanoTime();
         try (LockClient holder = fixture.newClient(slow); LockClient waiter = fixture.newClient(slow)) {
             String channel = "baton_contract_released";
-            java.util.Set<Integer> before = listenerPids(channel);
+            java.util.Set<Integer> before = listenerPids(channel, holder, waiter);
             assertThat(before).as("one LISTEN session per client").hasSizeGreaterThanOrEqualTo(2);
             fixture.killServerSessions(waiter);
             // the listener notices within its 250 ms poll and reconnects after a 100 ms backoff:
             // one LISTEN session ended and a new one took its place
             await().atMost(Duration.ofSeconds(10)).until(() -> {
-                java.util.Set<Integer> now = listenerPids(channel);
+                java.util.Set<Integer> now = listenerPids(channel, holder, waiter);
                 java.util.Set<Integer> gone = new java.util.HashSet<>(before);
                 gone.removeAll(now);
                 return now.size() == before.size() && gone.size() == 1;

@@ -5,9 +5,11 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.baton.LockException;
 import dev.baton.jdbc.JdbcLocks;
 import dev.baton.jdbc.Strategy;
+import dev.baton.jdbc.fixtures.PgBouncerFixture;
 import dev.baton.jdbc.fixtures.PostgresFixture;
 import dev.baton.testkit.TestServers;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.ResourceLock;
 import org.postgresql.ds.PGSimpleDataSource;
 
 
@@ -18,6 +20,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * the URL a user writes — no {@code prepareThreshold=0}: the refusal must name the pooler, never surface the
  * driver's raw {@code prepared statement "S_n" already exists} (42P05).
  */
+@ResourceLock(PgBouncerFixture.POOL_LOCK) // PgBouncer's five server sessions (see PgBouncerFixture.POOL_LOCK)
 class PgBouncerSessionIT {
     private static final String TABLE = "baton_bouncer_s";
     private static final String URL = "jdbc:postgresql://127.0.0.1:6432/test?user=postgres";

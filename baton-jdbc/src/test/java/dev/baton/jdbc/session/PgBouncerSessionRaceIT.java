@@ -7,10 +7,12 @@ import dev.baton.UnsupportedBackendException;
 import dev.baton.jdbc.JdbcLockClient;
 import dev.baton.jdbc.JdbcLocks;
 import dev.baton.jdbc.Strategy;
+import dev.baton.jdbc.fixtures.PgBouncerFixture;
 import dev.baton.jdbc.fixtures.PostgresFixture;
 import dev.baton.jdbc.internal.SessionKeys;
 import dev.baton.testkit.TestServers;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.ResourceLock;
 import org.postgresql.ds.PGSimpleDataSource;
 
 import java.sql.Connection;
@@ -32,6 +34,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * lock, and no advisory lock of the test's names is left on any server session (a lock taken on a pooled server
  * session stays there after its client has gone).
  */
+@ResourceLock(PgBouncerFixture.POOL_LOCK) // PgBouncer's five server sessions (see PgBouncerFixture.POOL_LOCK)
 class PgBouncerSessionRaceIT {
     private static final String TABLE = "baton_bouncer_race";
     private static final String URL = "jdbc:postgresql://127.0.0.1:6432/test?user=postgres";
