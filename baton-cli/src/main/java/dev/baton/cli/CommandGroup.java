@@ -36,7 +36,8 @@ import java.util.concurrent.TimeUnit;
  *       end only later can tell whether it came before the lease's deadline.</li>
  *   <li>If {@code baton} dies, even by SIGKILL (kill -9, the kernel's OOM killer), the kernel closes its end
  *       of the control FIFO; the supervisor reads end of file and SIGKILLs the group at once. The command
- *       also has a parent-death SIGKILL (setpriv) in case the supervisor itself is killed.</li>
+ *       also has a parent-death SIGKILL (the supervisor's prctl on x86_64 and arm64 Linux, else setpriv) in case
+ *       the supervisor itself is killed.</li>
  * </ul>
  *
  * <p>The group is a new process group in the same session (setpgid, not setsid): the command keeps the

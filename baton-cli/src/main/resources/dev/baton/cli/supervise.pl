@@ -12,9 +12,9 @@
 # 2. Ignore INT, TERM and HUP (blocked until then): baton receives them and passes each on exactly once,
 #    through CONTROL.
 # 3. Fork the command: it makes its own process group (setpgid, not setsid: it keeps the terminal and the
-#    session), takes the terminal's foreground if baton had it, gets back the signal dispositions baton was started with, sets a parent-death SIGKILL with
-#    setpriv when util-linux has it (this process is single-threaded, so the signal fires exactly when it
-#    dies), and execs.
+#    session), takes the terminal's foreground if baton had it, gets back the signal dispositions baton was started
+#    with, sets a parent-death SIGKILL (prctl, else setpriv when util-linux has it; this process is single-threaded,
+#    so the signal fires exactly when it dies), and execs.
 # 4. Serve CONTROL: one byte per order, I/T/H/Q = send SIGINT/SIGTERM/SIGHUP/SIGQUIT to the group,
 #    S = stop (SIGTERM, SIGKILL after the grace), K = SIGKILL now. End of file means baton died (kill -9,
 #    the OOM killer): SIGKILL the group at once and exit.
@@ -25,11 +25,22 @@
 #
 # A member that leaves the group (setsid, setpgid) is out of reach; docs/CLI.md says so.
 use strict;
-# POSIX's functions from its shared library alone: POSIX.pm itself, its export lists and the modules it uses, cost
-# several times what the rest of this script does. POSIX.pm if that fails.
+# POSIX's functions from its shared library alone, loaded as XSLoader would from POSIX.pm: POSIX.pm itself, its
+# export lists and the modules it uses cost several times what the rest of this script does, and XSLoader::load
+# called from this script (not from a file in @INC) hands over to DynaLoader, which loads Config.pm, costing about
+# as much again. POSIX.pm if that fails (a perl that links its extensions statically, or names them otherwise).
 BEGIN {
     package POSIX;
-    eval { require XSLoader; XSLoader::load('POSIX'); 1 } && defined &POSIX::sigprocmask or require POSIX;
+    my $loaded = eval {
+        DynaLoader::boot_DynaLoader('DynaLoader')
+            if defined &DynaLoader::boot_DynaLoader && !defined &DynaLoader::dl_error;
+        my ($so) = grep { -f } map { "$_/auto/POSIX/POSIX.so" } @INC;
+        my $lib = defined $so && DynaLoader::dl_load_file($so, 0) or die;
+        my $boot = DynaLoader::dl_find_symbol($lib, 'boot_POSIX') or die;
+        &{DynaLoader::dl_install_xsub('POSIX::bootstrap', $boot, $so)}('POSIX');
+        1;
+    };
+    $loaded && defined &POSIX::sigprocmask or require POSIX;
 }
 
 my ($control, $ended, $grace_ms, @cmd) = @ARGV;
@@ -53,6 +64,7 @@ rmdir $dir;
 # reach the command (once) instead of baton.
 my $tty = -t STDIN && POSIX::tcgetpgrp(0) == getpgrp(0);
 
+my $supervisor = $$;
 my $pid = fork();
 if (!defined $pid) {
     print STDERR "baton: cannot start '$cmd[0]': fork: $!\n";
@@ -79,13 +91,15 @@ if ($pid == 0) {
         print STDERR "baton: cannot run '$cmd[0]': Permission denied\n";
         POSIX::_exit(126);
     }
-    my $setpriv = resolve('setpriv');
-    if (defined $setpriv) {
-        exec { $setpriv } 'setpriv', '--pdeathsig', 'KILL', '--', @cmd;
+    if (!pdeathsig_kill($supervisor)) {
+        my $setpriv = resolve('setpriv');
+        if (defined $setpriv) {
+            exec { $setpriv } 'setpriv', '--pdeathsig', 'KILL', '--', @cmd;
+        }
     }
     exec { $path } @cmd;
     print STDERR "baton: cannot run '$cmd[0]': $!\n";
-    POSIX::_exit($!{ENOENT} ? 127 : 126);
+    POSIX::_exit($! == POSIX::ENOENT() ? 127 : 126);
 }
 setpgrp($pid, $pid); # also here, so the group exists before the first order can name it
 $SIG{$_} = 'IGNORE' for qw(INT TERM HUP);
@@ -126,7 +140,7 @@ while (1) {
     if (select(my $rout = $rin, undef, undef, $timeout) > 0) {
         my $got = sysread($ctl, my $buf, 64);
         if (!$got) {
-            next if !defined $got && $!{EINTR};
+            next if !defined $got && $! == POSIX::EINTR(); # not %!, which loads Errno.pm
             kill 'KILL', -$pid; # baton is gone: so is its command
             exit 137;
         }
@@ -175,6 +189,20 @@ sub group_runs {
         return 1 if defined $stat && $stat =~ /^.*\)\s+(\S)\s+\d+\s+(\d+)\s/ && $2 == $pid && $1 ne 'Z';
     }
     return 0;
+}
+
+# Gives this process a parent-death SIGKILL with prctl(2) itself, where the system call's number is known (the
+# kernel's x86_64 and arm64 tables; Time::HiRes and syscall.ph are not in perl-base), and reads it back: true if
+# it is set. Then no setpriv process is needed (an exec of its own, and util-linux's start). If the supervisor
+# died before the signal was set, it would never fire: this process kills itself instead.
+sub pdeathsig_kill {
+    my ($parent) = @_;
+    my $prctl = {x86_64 => 157, aarch64 => 167}->{(POSIX::uname())[4]} or return 0;
+    my $set = pack('i', 0);
+    # PR_SET_PDEATHSIG = 1, PR_GET_PDEATHSIG = 2 (into an int)
+    syscall($prctl, 1, 9) == 0 && syscall($prctl, 2, $set) == 0 && unpack('i', $set) == 9 or return 0;
+    POSIX::_exit(137) if getppid() != $parent;
+    return 1;
 }
 
 sub resolve {
