@@ -51,6 +51,8 @@ class BatonRunIT {
     static final String PG = "jdbc:postgresql://127.0.0.1:5432/test?user=postgres";
     static final String MARIADB = "jdbc:mariadb://127.0.0.1:3306/test?user=root";
     static final Duration EXIT_TIMEOUT = Duration.ofSeconds(30);
+    /** A launcher call that may build nothing but may run the start-up training first (see bin/baton). */
+    static final Duration LAUNCHER_FIRST_CALL_TIMEOUT = Duration.ofSeconds(180);
 
     @TempDir
     Path dir;
@@ -912,6 +914,12 @@ class BatonRunIT {
         Path launcher = Path.of("").toAbsolutePath().getParent().resolve("bin").resolve("baton");
         assertThat(launcher).as("bin/baton of this checkout").isExecutable();
         String lock = uniqueLock("quit");
+        // The first launcher call after a build runs the start-up training (five JVMs and archive dumps) before
+        // baton; under load that alone outlasted the 20 s wait for the command below. A call of its own first, so
+        // that wait covers baton's start only; its bound only stops a hung launcher from hanging the build.
+        Baton warm = spawn(List.of("env", "--default-signal", launcher.toString(), "version"));
+        assertThat(warm.awaitExit(LAUNCHER_FIRST_CALL_TIMEOUT)).as("bin/baton version; stderr: %s", warm.err())
+                .isZero();
         Path ready = dir.resolve("ready-" + UUID.randomUUID());
         Baton b = spawn(List.of("env", "--default-signal", launcher.toString(), "run", "--lock", lock, "--url",
                 sqliteUrl(), "--", "sh", "-c", "trap 'exit 7' TERM; echo command-output; touch '" + ready
