@@ -187,6 +187,39 @@ public class ZooKeeperStrategy implements CheckStrategy {
         };
     }
 
+    /** A client connection as the server's JMX shows it: its bean, client port and session id. */
+    record Connection(ObjectName bean, int port, long session) {
+    }
+
+    /**
+     * The server's client connections now; one that closes while they are read (a shared server's other clients come
+     * and go) is left out, as it has no session left.
+     */
+    static List<Connection> connections(MBeanServerConnection server) throws Exception {
+        List<Connection> out = new ArrayList<>();
+        for (ObjectName n : server.queryNames(new ObjectName("org.apache.ZooKeeperService:name1=Connections,*"),
+                null)) {
+            if (n.getKeyProperty("name3") == null) {
+                continue;
+            }
+            String source;
+            String session;
+            try {
+                source = String.valueOf(server.getAttribute(n, "SourceIP"));
+                session = String.valueOf(server.getAttribute(n, "SessionId"));
+            } catch (javax.management.InstanceNotFoundException e) {
+                continue; // the connection closed after the listing: no session of it is left
+            }
+            int colon = source.lastIndexOf(':');
+            if (colon < 0 || !session.startsWith("0x")) {
+                continue;
+            }
+            out.add(new Connection(n, Integer.parseInt(source.substring(colon + 1)),
+                    Long.parseUnsignedLong(session.substring(2), 16)));
+        }
+        return out;
+    }
+
     /** The controller's view: its own lock client, and the server's JMX for its connections and sessions. */
     private static final class Backend implements CheckBackend {
         private final String url;
@@ -293,29 +326,6 @@ public class ZooKeeperStrategy implements CheckStrategy {
             } catch (IOException e) {
                 throw new IOException("no JMX at 127.0.0.1:" + port + " (" + e.getMessage() + ")", e);
             }
-        }
-
-        /** A client connection as the server's JMX shows it: its bean, client port and session id. */
-        private record Connection(ObjectName bean, int port, long session) {
-        }
-
-        private static List<Connection> connections(MBeanServerConnection server) throws Exception {
-            List<Connection> out = new ArrayList<>();
-            for (ObjectName n : server.queryNames(new ObjectName("org.apache.ZooKeeperService:name1=Connections,*"),
-                    null)) {
-                if (n.getKeyProperty("name3") == null) {
-                    continue;
-                }
-                String source = String.valueOf(server.getAttribute(n, "SourceIP"));
-                String session = String.valueOf(server.getAttribute(n, "SessionId"));
-                int colon = source.lastIndexOf(':');
-                if (colon < 0 || !session.startsWith("0x")) {
-                    continue;
-                }
-                out.add(new Connection(n, Integer.parseInt(source.substring(colon + 1)),
-                        Long.parseUnsignedLong(session.substring(2), 16)));
-            }
-            return out;
         }
 
         @Override
