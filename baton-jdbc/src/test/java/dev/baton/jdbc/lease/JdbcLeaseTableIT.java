@@ -1245,13 +1245,44 @@ class JdbcLeaseTableIT {
     @ParameterizedTest(name = "{0}")
     @MethodSource("counterRowFixtures")
     void aCounterTableWithoutItsRowGetsItBack(JdbcFixture fixture) throws SQLException {
-        fixture.newClient(ClientConfig.defaults()).close();
-        try (Connection admin = fixture.admin(); Statement st = admin.createStatement()) {
-            st.executeUpdate("DELETE FROM " + fixture.table() + "_token");
+        String table = ownTable("ctrrow");
+        try {
+            ownTableClient(fixture, table).close();
+            try (Connection admin = fixture.admin(); Statement st = admin.createStatement()) {
+                st.executeUpdate("DELETE FROM " + table + "_token");
+            }
+            try (LockClient locks = ownTableClient(fixture, table);
+                 Lease held = locks.lock(unique("counter")).acquire(Duration.ofSeconds(5))) {
+                assertThat(held.fencingToken()).isPositive();
+            }
+        } finally {
+            dropOwnTables(fixture, table);
         }
-        try (LockClient locks = fixture.newClient(ClientConfig.defaults());
-             Lease held = locks.lock(unique("counter")).acquire(Duration.ofSeconds(5))) {
-            assertThat(held.fencingToken()).isPositive();
+    }
+
+    /** A unique lease table name for a test that must not touch the fixtures' tables. */
+    private static String ownTable(String base) {
+        return "baton_" + base + "_" + Long.toString(ThreadLocalRandom.current().nextLong() & Long.MAX_VALUE, 36);
+    }
+
+    /** A client of {@code fixture}'s database on the lease table {@code table}, created if missing. */
+    private static JdbcLockClient ownTableClient(JdbcFixture fixture, String table) {
+        String[] hostAndPort = fixture.hostAndPort();
+        JdbcLocks.Builder b = JdbcLocks.builder(fixture.rawDataSource(hostAndPort == null ? -1
+                        : Integer.parseInt(hostAndPort[1])))
+                .tableName(table).createTableIfMissing();
+        if (fixture.forcedDialect() != null) {
+            b.dialect(fixture.forcedDialect());
+        }
+        return b.build();
+    }
+
+    /** Drops the tables {@link #ownTableClient} created for {@code table}. */
+    private static void dropOwnTables(JdbcFixture fixture, String table) throws SQLException {
+        try (Connection admin = fixture.admin(); Statement st = admin.createStatement()) {
+            for (String t : List.of(table, table + "_token", table + "_rw", table + "_queue", table + "_rowlocks")) {
+                st.execute("DROP TABLE IF EXISTS " + t);
+            }
         }
     }
 
@@ -1268,15 +1299,16 @@ class JdbcLeaseTableIT {
     @MethodSource("counterRowFixtures")
     void aCounterRowDeletedWhileAClientRunsFailsTheGrantInsteadOfGivingTokenZero(JdbcFixture fixture)
             throws SQLException {
-        try (LockClient locks = fixture.newClient(ClientConfig.defaults())) {
+        String table = ownTable("ctrgone");
+        try (LockClient locks = ownTableClient(fixture, table)) {
             try (Connection admin = fixture.admin(); Statement st = admin.createStatement()) {
-                st.executeUpdate("DELETE FROM " + fixture.table() + "_token");
+                st.executeUpdate("DELETE FROM " + table + "_token");
             }
             assertThatThrownBy(() -> locks.lock(unique("no-counter")).tryAcquire().ifPresent(Lease::close))
                     .isInstanceOf(dev.baton.LockBackendException.class)
-                    .hasMessageContaining(fixture.table() + "_token");
+                    .hasMessageContaining(table + "_token");
         } finally {
-            fixture.newClient(ClientConfig.defaults()).close(); // build() puts the row back for the other tests
+            dropOwnTables(fixture, table);
         }
     }
 
