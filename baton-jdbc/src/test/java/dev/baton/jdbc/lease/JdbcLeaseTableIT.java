@@ -48,9 +48,8 @@ import static org.awaitility.Awaitility.await;
 /**
  * What only the JDBC lease table has: dialect detection, the DDL, table names, the purge.
  *
- * <p>Isolated: it runs on the contract fixtures' own tables and deletes their token counter rows (SQLite, the MySQL
- * dialect on MariaDB), which fails the grants of every other class on those tables meanwhile, and it looks for bell
- * waiters in MariaDB's whole process list, where other classes' waiters would show up too.
+ * <p>Isolated: it looks for bell waiters in MariaDB's whole process list, where other classes' waiters would show
+ * up too. (Its tests that delete a token counter row do so on tables of their own, never the fixtures' shared ones.)
  */
 @Isolated
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
