@@ -24,7 +24,8 @@ public final class TokenCounters {
     public static void bump(Statement st, String counterTable, String bumpSql) throws SQLException {
         if (st.executeUpdate(bumpSql) != 1) {
             throw new SQLException("the token counter " + counterTable + " has no row (id 1): no fencing token can be"
-                    + " drawn; building a lock client on this table with createTableIfMissing() (or running the shipped DDL again)"
+                    + " drawn; building a lock client on this table with createTableIfMissing() (or running the shipped"
+                    + " DDL again)"
                     + " puts the row back above the largest token the lock tables hold");
         }
     }

@@ -535,7 +535,8 @@ public abstract class LeaseTable {
             if (counterRow && exists(c, table) && exists(c, table + "_rw") && exists(c, table + "_rowlocks")) {
                 // The row-lock strategy draws from the same counter: its DDL, run first, puts a missing counter row
                 // back above the row locks' tokens too (the lease DDL's seed reads only the lease and rw tables).
-                traits.executeDdl(c, Ddl.statements("/dev/baton/jdbc/schema/" + dialect().id() + "-rowlocks.sql", table));
+                traits.executeDdl(c,
+                        Ddl.statements("/dev/baton/jdbc/schema/" + dialect().id() + "-rowlocks.sql", table));
             }
             traits.executeDdl(c, ddl());
         }

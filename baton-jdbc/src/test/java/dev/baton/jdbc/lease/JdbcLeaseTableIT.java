@@ -1315,7 +1315,8 @@ class JdbcLeaseTableIT {
             }
             try (JdbcLockClient again = ownTableClient(fixture, table)) {
                 long next = again.inTransaction("row", Duration.ofSeconds(5), (c, lease) -> lease.fencingToken());
-                assertThat(next).as("the row lock's first grant after the counter row was put back").isGreaterThan(highest);
+                assertThat(next).as("the row lock's first grant after the counter row was put back")
+                        .isGreaterThan(highest);
             }
         } finally {
             dropOwnTables(fixture, table);
