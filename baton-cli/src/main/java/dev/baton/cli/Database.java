@@ -16,6 +16,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.Locale;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * An open connection source for the lock client, and how to close it.
@@ -24,8 +25,8 @@ import java.util.Locale;
  * connections (the PostgreSQL client keeps one for {@code LISTEN}), {@link #CONNECT_TIMEOUT} to get one,
  * TCP keepalive and a {@link #SOCKET_TIMEOUT} socket timeout so a vanished server cannot hang a statement,
  * and a failing first connection fails at once instead of retrying. Parameters already in the URL win.
- * SQLite is used through the driver's own data source, in WAL mode with a 10 s busy timeout, so several
- * processes on one host can share the file.
+ * SQLite is used through the driver's own data source, in WAL mode (set once, {@link #toWal}) with a 10 s busy
+ * timeout, so several processes on one host can share the file.
  *
  * @param dataSource  the connections
  * @param closer      closes the pool, if any
@@ -95,12 +96,49 @@ record Database(DataSource dataSource, AutoCloseable closer, String description)
             }
         }
         SQLiteConfig config = new SQLiteConfig();
-        config.setJournalMode(SQLiteConfig.JournalMode.WAL);
         config.setBusyTimeout((int) SQLITE_BUSY_TIMEOUT.toMillis());
         SQLiteDataSource ds = new SQLiteDataSource(config);
         ds.setUrl(url.jdbcUrl());
+        try {
+            toWal(ds);
+        } catch (SQLException e) {
+            throw DatabaseErrors.failure(url, e);
+        }
         return new Database(ds, () -> { }, url.describe());
     }
+
+    /**
+     * Puts the file in WAL mode, once: the mode is the file's, and every later connection finds it. Switching a file
+     * from a rollback journal reads it, then needs its write lock; while another connection holds that lock SQLite
+     * reports {@code SQLITE_BUSY} at once, without the busy handler (a connection that has read must not wait for a
+     * writer that may be waiting for it). So the switch is tried again after pauses of 1 ms doubling to 50 ms while
+     * it fails busy, within the busy timeout. A file already in WAL mode answers at once.
+     */
+    static void toWal(SQLiteDataSource ds) throws SQLException {
+        long deadline = System.nanoTime() + SQLITE_BUSY_TIMEOUT.toNanos();
+        long pause = FIRST_WAL_PAUSE.toNanos();
+        try (Connection c = ds.getConnection(); Statement st = c.createStatement()) {
+            while (true) {
+                try {
+                    st.executeQuery("PRAGMA journal_mode = WAL").close();
+                    return;
+                } catch (SQLException e) {
+                    // an interrupt (a signal while connecting) ends the wait: the caller reports the signal
+                    if ((e.getErrorCode() & 0xff) != SQLITE_BUSY || System.nanoTime() - deadline >= 0
+                            || Thread.currentThread().isInterrupted()) {
+                        throw e;
+                    }
+                }
+                LockSupport.parkNanos(pause);
+                pause = Math.min(LONGEST_WAL_PAUSE.toNanos(), pause * 2);
+            }
+        }
+    }
+
+    /** SQLite's primary result code for a lock held by another connection. */
+    private static final int SQLITE_BUSY = 5;
+    private static final Duration FIRST_WAL_PAUSE = Duration.ofMillis(1);
+    private static final Duration LONGEST_WAL_PAUSE = Duration.ofMillis(50);
 
     /** Whether a connection opens (errors are left to the command, which reports them naming the file). */
     private static boolean opens(SQLiteDataSource ds) {

@@ -111,8 +111,10 @@ final class DatabaseErrors {
             return new BatonFailure(ExitCodes.UNAVAILABLE, db + " is not an SQLite database: " + driver, e);
         }
         if (code == SQLITE_BUSY) {
-            return new BatonFailure(ExitCodes.UNAVAILABLE, db + " stayed locked by another process for "
-                    + Durations.format(Database.SQLITE_BUSY_TIMEOUT) + ": " + driver, e);
+            // not "for 10s": SQLite reports some lock conflicts at once, without waiting (Database#toWal)
+            return new BatonFailure(ExitCodes.UNAVAILABLE, db + " is locked by another process: SQLite reported it"
+                    + " busy (Baton waits up to " + Durations.format(Database.SQLITE_BUSY_TIMEOUT) + " for its lock): "
+                    + driver, e);
         }
         String what = url.scrub(BatonCommand.oneLine(e.getMessage() != null ? e.getMessage() : driver));
         return new BatonFailure(ExitCodes.UNAVAILABLE, "database error on " + db + ": " + what, e);
