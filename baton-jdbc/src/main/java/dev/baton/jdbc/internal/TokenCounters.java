@@ -7,10 +7,8 @@ import java.sql.Statement;
  * The token counters of SQLite and of the MySQL dialect: a table {@code <table>_token} whose one row (id 1) each grant
  * bumps in its own transaction. Its row must be there: an update that finds none would leave the token the grant
  * reads at 0, or at what {@code LAST_INSERT_ID()} held before, for every later holder, and equal tokens let a stale
- * holder's write through a fence. {@code build()} with {@code createTableIfMissing()} (or the shipped DDL run again)
- * puts a missing row back at the largest token the lease, read-write and row-lock tables hold, so tokens go on
- * increasing past every token still in them; a row deleted while clients run fails their grants here, with a
- * sentence, until then.
+ * holder's write through a fence. {@code build()} puts a missing row back; a row deleted while clients run fails
+ * their grants here, with a sentence, until a client is built again.
  */
 public final class TokenCounters {
     private TokenCounters() {
@@ -24,9 +22,7 @@ public final class TokenCounters {
     public static void bump(Statement st, String counterTable, String bumpSql) throws SQLException {
         if (st.executeUpdate(bumpSql) != 1) {
             throw new SQLException("the token counter " + counterTable + " has no row (id 1): no fencing token can be"
-                    + " drawn; building a lock client on this table with createTableIfMissing() (or running the shipped"
-                    + " DDL again)"
-                    + " puts the row back above the largest token the lock tables hold");
+                    + " drawn; building a lock client on this table again puts the row back");
         }
     }
 }

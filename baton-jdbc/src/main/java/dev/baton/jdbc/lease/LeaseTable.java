@@ -530,24 +530,7 @@ public abstract class LeaseTable {
      */
     public void createIfMissing(Connection c) throws SQLException {
         if (!isComplete(c)) {
-            DialectTraits traits = DialectTraits.of(dialect());
-            boolean counterRow = !"1".equals(readyRow());
-            if (counterRow && exists(c, table) && exists(c, table + "_rw") && exists(c, table + "_rowlocks")) {
-                // The row-lock strategy draws from the same counter: its DDL, run first, puts a missing counter row
-                // back above the row locks' tokens too (the lease DDL's seed reads only the lease and rw tables).
-                traits.executeDdl(c,
-                        Ddl.statements("/dev/baton/jdbc/schema/" + dialect().id() + "-rowlocks.sql", table));
-            }
-            traits.executeDdl(c, ddl());
-        }
-    }
-
-    private static boolean exists(Connection c, String object) {
-        try (var st = c.createStatement()) {
-            st.execute("SELECT 1 FROM " + object + " WHERE 1 = 0");
-            return true;
-        } catch (SQLException e) {
-            return false;
+            DialectTraits.of(dialect()).executeDdl(c, ddl());
         }
     }
 

@@ -7,6 +7,8 @@ CREATE TABLE IF NOT EXISTS baton_locks_token (
     value BIGINT  NOT NULL
 ) ENGINE = InnoDB;
 
+INSERT IGNORE INTO baton_locks_token (id, value) VALUES (1, 0);
+
 CREATE TABLE IF NOT EXISTS baton_locks (
     name        VARBINARY(2048) NOT NULL PRIMARY KEY,
     owner       VARCHAR(255) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NULL,
@@ -27,13 +29,6 @@ CREATE TABLE IF NOT EXISTS baton_locks_rw (
     expires_at  DATETIME(6)     NOT NULL COMMENT 'UTC',
     PRIMARY KEY (name, owner)
 ) ENGINE = InnoDB;
-
--- The counter's one row, at the largest token the lease and read-write tables hold (0 when they are empty): a row
--- put back after it was deleted (this DDL again, or build() with createTableIfMissing()) starts above every
--- token still in them, so tokens never go backward. Tokens of rows already purged cannot be known.
-INSERT IGNORE INTO baton_locks_token (id, value)
-SELECT 1, COALESCE(MAX(token), 0)
-FROM (SELECT token FROM baton_locks UNION ALL SELECT token FROM baton_locks_rw) AS tokens;
 
 -- The line of waiters for plain (exclusive) leases: one ticket per waiting owner. A free lock goes to the
 -- earliest live ticket (enqueued_at, then owner); a ticket lives a second past its client's last heartbeat

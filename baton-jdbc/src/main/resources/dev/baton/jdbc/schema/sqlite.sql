@@ -6,6 +6,8 @@ CREATE TABLE IF NOT EXISTS baton_locks_token (
     value INTEGER NOT NULL
 );
 
+INSERT OR IGNORE INTO baton_locks_token (id, value) VALUES (1, 0);
+
 CREATE TABLE IF NOT EXISTS baton_locks (
     name        TEXT    NOT NULL PRIMARY KEY,
     owner       TEXT,
@@ -25,13 +27,6 @@ CREATE TABLE IF NOT EXISTS baton_locks_rw (
     expires_at  INTEGER NOT NULL,
     PRIMARY KEY (name, owner)
 );
-
--- The counter's one row, at the largest token the lease and read-write tables hold (0 when they are empty): a row
--- put back after it was deleted (this DDL again, or build() with createTableIfMissing()) starts above every
--- token still in them, so tokens never go backward. Tokens of rows already purged cannot be known.
-INSERT OR IGNORE INTO baton_locks_token (id, value)
-SELECT 1, COALESCE(MAX(token), 0)
-FROM (SELECT token FROM baton_locks UNION ALL SELECT token FROM baton_locks_rw) AS tokens;
 
 -- The line of waiters for plain (exclusive) leases: one ticket per waiting owner. A free lock goes to the
 -- earliest live ticket (enqueued_at, then owner); a ticket lives a second past its client's last heartbeat
