@@ -891,12 +891,35 @@ class BatonRunIT {
                 .as("the command and its child 10 s after baton was killed").noneMatch(BatonRunIT::isRunning));
     }
 
-    /** The second line of defence: the command's parent-death signal (setpriv) ties it to its supervisor. */
+    /**
+     * The second line of defence: the command's parent-death signal (prctl by the supervisor, else setpriv) ties it
+     * to its supervisor.
+     */
     @Test
     void killingTheSupervisorWithSigkillKillsTheCommand() throws Exception {
+        killTheSupervisorAndSeeTheCommandGo(List.of());
+    }
+
+    /**
+     * As above with no setpriv to fall back on (PATH holds only what the call runs): the supervisor's own prctl must
+     * set the signal, or the command outlives it.
+     */
+    @Test
+    void killingTheSupervisorWithSigkillKillsTheCommandWithoutSetpriv() throws Exception {
+        Path bin = dir.resolve("bin-" + UUID.randomUUID());
+        Files.createDirectories(bin);
+        for (String tool : List.of("sh", "sleep", "mv", "perl", "mkfifo")) {
+            Path real = List.of(Path.of("/usr/bin", tool), Path.of("/bin", tool)).stream().filter(Files::isExecutable)
+                    .findFirst().orElseThrow(() -> new AssertionError("no " + tool + " in /usr/bin or /bin"));
+            Files.createSymbolicLink(bin.resolve(tool), real);
+        }
+        killTheSupervisorAndSeeTheCommandGo(List.of("PATH=" + bin));
+    }
+
+    private void killTheSupervisorAndSeeTheCommandGo(List<String> wrapper) throws Exception {
         String lock = uniqueLock("kill9-supervisor");
         Path pid = dir.resolve("pid-" + UUID.randomUUID());
-        Baton b = start("run", "--lock", lock, "--url", sqliteUrl(), "--", "sh", "-c",
+        Baton b = start(wrapper, "run", "--lock", lock, "--url", sqliteUrl(), "--", "sh", "-c",
                 "echo $$ > '" + pid + ".tmp'; mv '" + pid + ".tmp' '" + pid + "'; exec sleep 31");
         awaitFile(pid, b);
         long command = readPids(pid).get(0);
