@@ -4,6 +4,7 @@ import dev.baton.jdbc.fixtures.TxDatabase;
 
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.parallel.ResourceLock;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
@@ -18,6 +19,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * it creates — the lease tables, the session strategy's name registry, the row-lock and version tables — must
  * be committed, so that a client built without {@code createTableIfMissing()} finds them.
  */
+@ResourceLock(TxDatabase.SQLITE_LOCK) // on the shared SQLite file (see TxDatabase.SQLITE_LOCK)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class AutoCommitOffDdlIT {
     private static final String TABLE = "baton_ac0_ddl";

@@ -4,6 +4,7 @@ import dev.baton.Lease;
 import dev.baton.jdbc.fixtures.TxDatabase;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.parallel.ResourceLock;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
@@ -25,6 +26,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * and the bound, and a huge wait means "as long as it takes" — never an {@link ArithmeticException}, never
  * a lock row that outlives its holder by centuries.
  */
+@ResourceLock(TxDatabase.SQLITE_LOCK) // on the shared SQLite file (see TxDatabase.SQLITE_LOCK)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class DurationBoundsIT {
     private static final Duration THREE_MILLION_HOURS = Duration.ofHours(3_000_000);

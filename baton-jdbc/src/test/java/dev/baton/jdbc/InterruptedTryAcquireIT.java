@@ -5,6 +5,7 @@ import dev.baton.Lease;
 import dev.baton.jdbc.fixtures.TxDatabase;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.parallel.ResourceLock;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -25,6 +26,7 @@ import static org.awaitility.Awaitility.await;
  * interruptible, and a release. Each test empties the pool first, so the
  * borrow has to wait for a new connection.
  */
+@ResourceLock(TxDatabase.SQLITE_LOCK) // on the shared SQLite file (see TxDatabase.SQLITE_LOCK)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class InterruptedTryAcquireIT {
     private final List<TxDatabase> dbs = new ArrayList<>();

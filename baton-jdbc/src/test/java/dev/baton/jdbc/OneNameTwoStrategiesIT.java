@@ -7,6 +7,7 @@ import dev.baton.LockTimeoutException;
 import dev.baton.jdbc.fixtures.TxDatabase;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.parallel.ResourceLock;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
@@ -31,6 +32,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * strategy's use is refused loudly, naming the name, the table and the first strategy. Two separate clients
  * (own pools) each time, in both orders, on PostgreSQL, MariaDB and the MySQL dialect.
  */
+@ResourceLock(TxDatabase.SQLITE_LOCK) // on the shared SQLite file (see TxDatabase.SQLITE_LOCK)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class OneNameTwoStrategiesIT {
     private final List<TxDatabase> dbs = new ArrayList<>();

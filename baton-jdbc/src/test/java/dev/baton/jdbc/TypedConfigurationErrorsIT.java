@@ -8,6 +8,7 @@ import dev.baton.jdbc.fixtures.PostgresFixture;
 import dev.baton.jdbc.fixtures.TxDatabase;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.ResourceLock;
 import org.postgresql.ds.PGSimpleDataSource;
 
 import java.sql.Connection;
@@ -22,6 +23,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * The configuration errors (issue 10 §6) whose type no other test asserts: each is a {@link LockException}
  * subtype, with its message as before, on the real database.
  */
+@ResourceLock(TxDatabase.SQLITE_LOCK) // on the shared SQLite file (see TxDatabase.SQLITE_LOCK)
 class TypedConfigurationErrorsIT {
     private final String table = "baton_typed_" + Long.toString(ThreadLocalRandom.current().nextLong() & Long.MAX_VALUE,
             36);

@@ -9,6 +9,7 @@ import dev.baton.jdbc.fixtures.TxDatabase;
 import dev.baton.spi.LeaseKey;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.parallel.ResourceLock;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
@@ -31,6 +32,7 @@ import static org.awaitility.Awaitility.await;
  * less time left than it counted on and report the lease lost (one renewal interval, 1 s), not renew it silently.
  * Lease 10 s: the tests allow 3 s, far inside the 9.9 s of local validity.
  */
+@ResourceLock(TxDatabase.SQLITE_LOCK) // on the shared SQLite file (see TxDatabase.SQLITE_LOCK)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class JdbcClockStepIT {
     private static final Duration LEASE = Duration.ofSeconds(10);

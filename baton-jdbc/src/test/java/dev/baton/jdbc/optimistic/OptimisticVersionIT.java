@@ -7,6 +7,7 @@ import dev.baton.jdbc.OptimisticLock;
 import dev.baton.jdbc.fixtures.TxDatabase;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.parallel.ResourceLock;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
@@ -29,6 +30,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** {@link JdbcLockClient#optimistic}: the optimistic version strategy, on every database. */
+@ResourceLock(TxDatabase.SQLITE_LOCK) // on the shared SQLite file (see TxDatabase.SQLITE_LOCK)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class OptimisticVersionIT {
     private final List<TxDatabase> dbs = new ArrayList<>();

@@ -6,6 +6,7 @@ import dev.baton.jdbc.JdbcLockClient;
 import dev.baton.jdbc.fixtures.TxDatabase;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.parallel.ResourceLock;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
@@ -24,6 +25,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 /** {@link JdbcLockClient#runOnce}: scheduled-task semantics on the lease table, on every database. */
+@ResourceLock(TxDatabase.SQLITE_LOCK) // on the shared SQLite file (see TxDatabase.SQLITE_LOCK)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class ScheduledRunIT {
     private final List<TxDatabase> dbs = new ArrayList<>();
