@@ -14,7 +14,8 @@ cd "$(dirname "$0")/.."
 scripts/start-servers.sh
 # jansi.noreset: without it, -q still prints the ESC[0m resets of Maven's console library
 export MAVEN_OPTS="${MAVEN_OPTS:-} -Djansi.noreset=true"
-mvn -q -B -ntp -Dstyle.color=never install -DskipTests -Dmaven.javadoc.skip=true -Dmaven.source.skip=true -pl baton-core,baton-jdbc,baton-redis,baton-zookeeper -am
+mvn -q -B -ntp -Dstyle.color=never install -DskipTests -Dmaven.javadoc.skip=true -Dmaven.source.skip=true \
+  -pl baton-core,baton-jdbc,baton-redis,baton-zookeeper -am
 mvn -q -B -ntp -Dstyle.color=never -f baton-bench/pom.xml package -DskipTests
 java -Xmx2g -Dorg.slf4j.simpleLogger.defaultLogLevel=warn -jar baton-bench/target/baton-bench.jar "$@"
 for arg in "$@"; do

@@ -52,7 +52,8 @@ zookeeper_classpath() {
     mkdir -p "$(dirname "$file")"
     log "resolving the ZooKeeper server's classpath (Maven, once)"
     # jansi.noreset: without it, -q still prints the console library's ESC[0m resets
-    MAVEN_OPTS="${MAVEN_OPTS:-} -Djansi.noreset=true" mvn -q -B -ntp -Dstyle.color=never -f "$here/zookeeper/pom.xml" dependency:build-classpath -Dmdep.outputFile="$file.tmp" >&2
+    MAVEN_OPTS="${MAVEN_OPTS:-} -Djansi.noreset=true" mvn -q -B -ntp -Dstyle.color=never -f "$here/zookeeper/pom.xml" \
+      dependency:build-classpath -Dmdep.outputFile="$file.tmp" >&2
     mv "$file.tmp" "$file"
   fi
 }

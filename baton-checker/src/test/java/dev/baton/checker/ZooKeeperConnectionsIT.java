@@ -43,7 +43,8 @@ class ZooKeeperConnectionsIT {
             AtomicReference<ObjectName> closed = new AtomicReference<>();
             // the real server, but right after the listing the closing client's connection ends (its bean is gone)
             MBeanServerConnection closesAfterListing = (MBeanServerConnection) Proxy.newProxyInstance(
-                    getClass().getClassLoader(), new Class<?>[] {MBeanServerConnection.class}, (proxy, method, args) -> {
+                    getClass().getClassLoader(), new Class<?>[] {MBeanServerConnection.class},
+                    (proxy, method, args) -> {
                         Object result;
                         try {
                             result = method.invoke(real, args);

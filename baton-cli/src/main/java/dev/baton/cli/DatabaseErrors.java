@@ -13,7 +13,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.SQLException;
 import java.sql.SQLTransientConnectionException;
-import java.util.Optional;
 
 /**
  * Turns a database failure into one line and an exit status that says which kind it was:
@@ -52,7 +51,8 @@ final class DatabaseErrors {
         if (url.kind() == DatabaseUrl.Kind.ZOOKEEPER && driver.contains("cannot connect to ZooKeeper")) {
             return new BatonFailure(ExitCodes.UNAVAILABLE, "cannot reach " + db + " (unreachable): " + driver, e);
         }
-        if (url.kind() == DatabaseUrl.Kind.ZOOKEEPER && Causes.find(e, KeeperException.NoAuthException.class).isPresent()) {
+        if (url.kind() == DatabaseUrl.Kind.ZOOKEEPER
+                && Causes.find(e, KeeperException.NoAuthException.class).isPresent()) {
             return new BatonFailure(ExitCodes.REFUSED, db + " refused access (permission): a znode's ACL does not let"
                     + " this unauthenticated client do what the command needs (Baton's ZooKeeper client does not"
                     + " authenticate): " + driver, e);

@@ -5,14 +5,17 @@ import org.junit.jupiter.api.io.TempDir;
 import org.sqlite.SQLiteDataSource;
 
 import java.nio.file.Path;
+import java.time.Duration;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 class DatabaseTest {
     @TempDir
@@ -32,9 +35,9 @@ class DatabaseTest {
         try (Connection writer = plain.getConnection(); Statement w = writer.createStatement()) {
             w.execute("CREATE TABLE app (x INTEGER)"); // a rollback journal: nothing set WAL
             w.execute("BEGIN IMMEDIATE");
-            Thread[] opener = new Thread[1];
+            AtomicReference<Thread> opener = new AtomicReference<>();
             CompletableFuture<String> opened = CompletableFuture.supplyAsync(() -> {
-                opener[0] = Thread.currentThread();
+                opener.set(Thread.currentThread());
                 DatabaseUrl url = DatabaseUrl.parse("jdbc:sqlite:" + file, "--url", dir);
                 try (Database db = Database.open(url, dir, Database.Access.CREATE);
                      Connection c = db.dataSource().getConnection(); Statement st = c.createStatement();
@@ -46,9 +49,8 @@ class DatabaseTest {
                 }
             });
             // the writer commits once the opener waits (parked between tries), or the open has ended
-            while (!opened.isDone() && (opener[0] == null || opener[0].getState() != Thread.State.TIMED_WAITING)) {
-                Thread.onSpinWait();
-            }
+            await().atMost(Duration.ofMinutes(1)).pollInterval(Duration.ofMillis(1)).until(() -> opened.isDone()
+                    || opener.get() != null && opener.get().getState() == Thread.State.TIMED_WAITING);
             w.execute("COMMIT");
             assertThat(opened.get(1, TimeUnit.MINUTES)).isEqualTo("wal");
         }

@@ -5,8 +5,8 @@ import dev.baton.NothingGrantedException;
 import dev.baton.jdbc.internal.ConnectionSupport;
 import dev.baton.jdbc.internal.ConnectionSupport.SqlCall;
 import dev.baton.jdbc.internal.DialectTraits;
-
 import dev.baton.spi.Causes;
+
 import javax.sql.DataSource;
 import java.sql.Connection;
 import java.sql.SQLException;

@@ -2,8 +2,8 @@ package dev.baton.jdbc.session;
 
 import dev.baton.UnsupportedBackendException;
 import dev.baton.jdbc.internal.ConnectionSupport;
-
 import dev.baton.spi.Causes;
+
 import java.sql.Connection;
 import java.sql.SQLException;
 
