@@ -4,7 +4,7 @@
 # own process). Writes bench/results/<time>-<mode>.{md,json} and bench/results/latest-<mode>.{md,json}.
 #
 #   bench/run.sh            full run (about 10 minutes), the one docs/BENCHMARKS.md quotes
-#   bench/run.sh --quick    smoke run (about 2 minutes): CI uses it to check that everything runs and that the
+#   bench/run.sh --quick    smoke run (about 3 minutes): CI uses it to check that everything runs and that the
 #                           safety columns are zero (exit 1 if not, 2 if a subject failed); never a speed threshold
 # Extra arguments go to the harness: --only ID,ID  --workloads w0,w1,w2,w3  --out DIR
 # A full run then prints the start-up table of bench/startup.sh ('baton run' per backend beside a bare JVM)
