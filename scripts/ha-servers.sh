@@ -26,6 +26,11 @@ pg_bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
 ZK_PORTS=(2191 2192 2193)
 REDIS_PORTS=(6390 6391)
 SENTINEL_PORTS=(26390 26391 26392)
+# The Sentinels' down-after: at the switch to a promoted replica each Sentinel resets its view of the primary and
+# counts a PING as pending from then; if reconnecting and that PING take longer than this (as 1000 ms did with a
+# busy CI run), the new primary is taken for dead at once and the Sentinels fail over a second time, back to the old
+# primary just restarted (the test kit's own Sentinels use the same 3000 ms: OwnSentinels)
+SENTINEL_DOWN_AFTER_MS=3000
 PG_PORTS=(5442 5443)
 MASTER=baton
 
@@ -129,7 +134,7 @@ daemonize no
 dir $dir
 logfile $dir/sentinel.log
 sentinel monitor $MASTER 127.0.0.1 ${REDIS_PORTS[0]} 2
-sentinel down-after-milliseconds $MASTER 1000
+sentinel down-after-milliseconds $MASTER $SENTINEL_DOWN_AFTER_MS
 sentinel failover-timeout $MASTER 5000
 sentinel parallel-syncs $MASTER 1
 CFG
@@ -137,6 +142,10 @@ CFG
     log "starting Redis Sentinel :$port"
     detached_bg "$dir/sentinel.out" "$dir/pid" redis-server "$dir/sentinel.conf" --sentinel
     wait_port "Redis Sentinel" "$port" "$(cat "$dir/pid")" || { tail -20 "$dir/sentinel.log" >&2; return 1; }
+  done
+  # Sentinels that ran before keep the settings they rewrote into their files: give each this script's down-after
+  for port in "${SENTINEL_PORTS[@]}"; do
+    redis-cli -p "$port" sentinel set "$MASTER" down-after-milliseconds "$SENTINEL_DOWN_AFTER_MS" >/dev/null 2>&1 || true
   done
   # ready once the Sentinels agree on a primary that answers and has a replica in sync
   for _ in $(seq 1 240); do
