@@ -124,7 +124,7 @@ record Database(DataSource dataSource, AutoCloseable closer, String description)
                     return;
                 } catch (SQLException e) {
                     // an interrupt (a signal while connecting) ends the wait: the caller reports the signal
-                    if ((e.getErrorCode() & 0xff) != SQLITE_BUSY || System.nanoTime() - deadline >= 0
+                    if ((e.getErrorCode() & 0xff) != DatabaseErrors.SQLITE_BUSY || System.nanoTime() - deadline >= 0
                             || Thread.currentThread().isInterrupted()) {
                         throw e;
                     }
@@ -135,8 +135,6 @@ record Database(DataSource dataSource, AutoCloseable closer, String description)
         }
     }
 
-    /** SQLite's primary result code for a lock held by another connection. */
-    private static final int SQLITE_BUSY = 5;
     private static final Duration FIRST_WAL_PAUSE = Duration.ofMillis(1);
     private static final Duration LONGEST_WAL_PAUSE = Duration.ofMillis(50);
 

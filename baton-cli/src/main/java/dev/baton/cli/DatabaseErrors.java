@@ -32,7 +32,8 @@ final class DatabaseErrors {
     /** What baton-redis's message of a failed connect says before its reason. */
     private static final String SENTINEL_CONNECT = "cannot connect to Redis: ";
     private static final int SQLITE_PERM = 3;
-    private static final int SQLITE_BUSY = 5;
+    /** SQLite's primary result code for a file locked by another connection. */
+    static final int SQLITE_BUSY = 5;
     private static final int SQLITE_READONLY = 8;
     private static final int SQLITE_CANTOPEN = 14;
     private static final int SQLITE_NOTADB = 26;
